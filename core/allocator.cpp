@@ -1,0 +1,56 @@
+// The CPU allocator: 64-byte-aligned blocks from the C heap with atomic byte accounting.
+#include "core/allocator.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include "core/error.h"
+
+namespace moh {
+namespace {
+
+class CpuAllocator final : public Allocator {
+ public:
+  void* allocate(size_t nbytes) override {
+    size_t rounded = (std::max<size_t>(nbytes, 1) + kCpuAlignment - 1) / kCpuAlignment * kCpuAlignment;
+    void* p = std::aligned_alloc(kCpuAlignment, rounded);
+    if (!p) MOH_FAIL("cpu allocator: out of memory allocating ", nbytes, " bytes (", current_.load(), " in use)");
+    int64_t now = current_.fetch_add(int64_t(nbytes)) + int64_t(nbytes);
+    int64_t peak = peak_.load();
+    while (now > peak && !peak_.compare_exchange_weak(peak, now)) {}
+    ++allocs_;
+    return p;
+  }
+  void deallocate(void* ptr, size_t nbytes) override {
+    std::free(ptr);
+    current_.fetch_sub(int64_t(nbytes));
+  }
+  AllocatorStats stats() const override {
+    AllocatorStats s;
+    s.current_bytes = current_.load();
+    s.peak_bytes = peak_.load();
+    s.reserved_bytes = s.current_bytes;
+    s.num_allocs = allocs_.load();
+    return s;
+  }
+  void reset_peak() override { peak_.store(current_.load()); }
+  Device device() const override { return Device::cpu(); }
+
+ private:
+  std::atomic<int64_t> current_{0}, peak_{0}, allocs_{0};
+};
+
+}  // namespace
+
+Allocator& cpu_allocator() {
+  static CpuAllocator instance;
+  return instance;
+}
+
+Allocator& allocator_for(Device device) {
+  MOH_CHECK(device.is_cpu(), "cannot allocate on ", device, ": this build has no CUDA tensor backend");
+  return cpu_allocator();
+}
+
+}  // namespace moh

@@ -1,0 +1,34 @@
+// Device parsing and printing.
+#include "core/device.h"
+
+#include <charconv>
+
+#include "core/error.h"
+
+namespace moh {
+
+Device Device::parse(std::string_view text) {
+  if (text == "cpu") return cpu();
+  if (text == "cuda") return cuda(0);
+  if (text.starts_with("cuda:")) {
+    std::string_view num = text.substr(5);
+    int index = -1;
+    auto [end, ec] = std::from_chars(num.data(), num.data() + num.size(), index);
+    if (ec == std::errc() && end == num.data() + num.size() && index >= 0 && !num.empty()) return cuda(index);
+  }
+  MOH_FAIL("invalid device '", text, "' (expected cpu, cuda or cuda:N)");
+}
+
+std::string Device::str() const { return is_cpu() ? "cpu" : "cuda:" + std::to_string(index); }
+
+std::ostream& operator<<(std::ostream& out, const Device& d) { return out << d.str(); }
+
+bool cuda_compiled() {
+#if defined(MOH_WITH_CUDA)
+  return true;
+#else
+  return false;
+#endif
+}
+
+}  // namespace moh

@@ -1,0 +1,179 @@
+// The op API: every tensor op, declared once, implemented by core/cpu/ and core/cuda/.
+// Conventions (all ops):
+//  - Inputs may be non-contiguous or broadcast views; outputs are new contiguous tensors unless
+//    the name ends in `_` (in place, writes into its first argument).
+//  - No implicit type promotion: tensor operands share one dtype (index tensors are int64,
+//    masks are bool); a mismatch throws moh::Error naming the op, the shapes, dtypes and devices.
+//  - All tensor operands live on one device; the result lives there too.
+//  - `dim` arguments may be negative (counted from the end).
+// Math ops (exp, softmax, norms, ...) accept float32/float64 (the CUDA backend adds bf16/fp16);
+// add/sub/mul/div/neg/comparisons/where/clamp/maximum/minimum also accept int32/int64.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "core/random.h"
+#include "core/tensor.h"
+
+namespace moh {
+
+// ---------------------------------------------------------------- elementwise (broadcasting)
+Tensor add(const Tensor& a, const Tensor& b);
+Tensor sub(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor pow(const Tensor& a, const Tensor& b);
+Tensor maximum(const Tensor& a, const Tensor& b);
+Tensor minimum(const Tensor& a, const Tensor& b);
+Tensor add(const Tensor& a, double b);
+Tensor sub(const Tensor& a, double b);
+Tensor mul(const Tensor& a, double b);
+Tensor div(const Tensor& a, double b);
+Tensor pow(const Tensor& a, double exponent);
+
+// Comparisons return bool tensors.
+Tensor eq(const Tensor& a, const Tensor& b);
+Tensor ne(const Tensor& a, const Tensor& b);
+Tensor lt(const Tensor& a, const Tensor& b);
+Tensor le(const Tensor& a, const Tensor& b);
+Tensor gt(const Tensor& a, const Tensor& b);
+Tensor ge(const Tensor& a, const Tensor& b);
+Tensor eq(const Tensor& a, double b);
+Tensor ne(const Tensor& a, double b);
+Tensor lt(const Tensor& a, double b);
+Tensor le(const Tensor& a, double b);
+Tensor gt(const Tensor& a, double b);
+Tensor ge(const Tensor& a, double b);
+Tensor logical_not(const Tensor& mask);  // bool -> bool
+
+Tensor neg(const Tensor& x);
+Tensor abs(const Tensor& x);
+Tensor exp(const Tensor& x);
+Tensor log(const Tensor& x);
+Tensor sqrt(const Tensor& x);
+Tensor rsqrt(const Tensor& x);
+Tensor tanh(const Tensor& x);
+Tensor sigmoid(const Tensor& x);
+Tensor relu(const Tensor& x);
+enum class GeluApprox { None, Tanh };  // erf form (exact) or tanh approximation
+Tensor gelu(const Tensor& x, GeluApprox approx = GeluApprox::None);
+Tensor silu(const Tensor& x);
+// Fused derivatives: grad_out * f'(x).
+Tensor gelu_backward(const Tensor& grad_out, const Tensor& x, GeluApprox approx = GeluApprox::None);
+Tensor silu_backward(const Tensor& grad_out, const Tensor& x);
+Tensor clamp(const Tensor& x, std::optional<double> min, std::optional<double> max);
+// where(cond, a, b): a where cond is true, else b; all three broadcast together.
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+Tensor masked_fill(const Tensor& x, const Tensor& mask, double value);
+
+// In place (self must be a writable, non-broadcast tensor; other broadcasts to self).
+void add_(Tensor& self, const Tensor& other, double alpha = 1.0);  // self += alpha * other
+void mul_(Tensor& self, double value);
+void mul_(Tensor& self, const Tensor& other);
+void fill_(Tensor& self, double value);
+void zero_(Tensor& self);
+
+// ---------------------------------------------------------------- reductions
+// Empty `dims` reduces over all dims. Result dtype = input dtype (argmax: int64).
+Tensor sum(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Tensor mean(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Tensor amax(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Tensor amin(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+// Variance with Bessel-style `correction` (1 = unbiased, 0 = population).
+Tensor variance(const Tensor& x, const std::vector<int64_t>& dims = {}, int64_t correction = 1,
+                bool keepdim = false);
+Tensor argmax(const Tensor& x, int64_t dim, bool keepdim = false);
+// Sums a broadcast gradient back to `shape` (the reverse of expand); used by autograd.
+Tensor sum_to_shape(const Tensor& x, const Shape& shape);
+
+// ---------------------------------------------------------------- softmax
+Tensor softmax(const Tensor& x, int64_t dim);
+Tensor log_softmax(const Tensor& x, int64_t dim);
+Tensor softmax_backward(const Tensor& grad_out, const Tensor& out, int64_t dim);      // out = softmax(x)
+Tensor log_softmax_backward(const Tensor& grad_out, const Tensor& out, int64_t dim);  // out = log_softmax(x)
+
+// ---------------------------------------------------------------- normalisation (last dim)
+struct NormForward {
+  Tensor out;
+  Tensor mean;  // [rows] (layer_norm only), float of the input dtype
+  Tensor rstd;  // [rows]
+};
+struct NormBackward {
+  Tensor grad_x;
+  Tensor grad_weight;  // undefined when no weight
+  Tensor grad_bias;    // undefined when no bias
+};
+// weight/bias may be undefined Tensors (no affine); when given they have shape [last dim].
+NormForward layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps);
+NormBackward layer_norm_backward(const Tensor& grad_out, const Tensor& x, const NormForward& saved,
+                                 const Tensor& weight, bool has_bias);
+NormForward rms_norm(const Tensor& x, const Tensor& weight, double eps);
+NormBackward rms_norm_backward(const Tensor& grad_out, const Tensor& x, const NormForward& saved,
+                               const Tensor& weight);
+
+// ---------------------------------------------------------------- matmul (BLAS)
+// a [..., M, K] @ b [..., K, N] -> [..., M, N]; batch dims broadcast; 1-D operands are not
+// accepted (unsqueeze them). Transposed views are passed to BLAS without copying.
+Tensor matmul(const Tensor& a, const Tensor& b);
+Tensor bmm(const Tensor& a, const Tensor& b);  // strictly [B, M, K] @ [B, K, N]
+
+// ---------------------------------------------------------------- embedding
+// weight [V, D], indices int64 of any shape -> [..., D]. Out-of-range indices throw.
+Tensor embedding(const Tensor& weight, const Tensor& indices);
+// Scatter-add of grad_out [..., D] into a [num_rows, D] gradient (deterministic order).
+Tensor embedding_backward(const Tensor& grad_out, const Tensor& indices, int64_t num_rows);
+
+// ---------------------------------------------------------------- cross entropy
+enum class Reduction { Mean, Sum, None };
+struct CrossEntropyForward {
+  Tensor loss;  // 0-d for Mean/Sum, [N] for None
+  Tensor lse;   // [N] log-sum-exp of each row, saved for backward
+};
+// logits [N, C], target int64 [N]. Mean divides by the count of targets != ignore_index.
+CrossEntropyForward cross_entropy(const Tensor& logits, const Tensor& target, double label_smoothing = 0.0,
+                                  int64_t ignore_index = -100, Reduction reduction = Reduction::Mean);
+// grad_loss has the shape of the forward loss. Returns d loss / d logits [N, C].
+Tensor cross_entropy_backward(const Tensor& grad_loss, const Tensor& logits, const Tensor& target,
+                              const Tensor& lse, double label_smoothing = 0.0, int64_t ignore_index = -100,
+                              Reduction reduction = Reduction::Mean);
+
+// ---------------------------------------------------------------- indexing
+struct TopK {
+  Tensor values;
+  Tensor indices;  // int64
+};
+// Along the last dim; ties go to the lower index; sorted (largest first when largest).
+TopK topk(const Tensor& x, int64_t k, bool largest = true);
+Tensor one_hot(const Tensor& indices, int64_t num_classes, DType dtype = DType::Int64);
+Tensor gather(const Tensor& x, int64_t dim, const Tensor& index);
+// Copy of x with src written at index along dim (scatter) or added there (scatter_add).
+Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src);
+Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src);
+Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index);  // index: 1-D int64
+// Copy of x with src slices added at positions index along dim (backward of index_select).
+Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src);
+
+// ---------------------------------------------------------------- joining and splitting
+Tensor cat(const std::vector<Tensor>& tensors, int64_t dim);
+Tensor stack(const std::vector<Tensor>& tensors, int64_t dim);
+std::vector<Tensor> split(const Tensor& x, int64_t split_size, int64_t dim);  // views
+std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, int64_t dim);
+std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim);
+
+// ---------------------------------------------------------------- dropout
+struct DropoutForward {
+  Tensor out;
+  Tensor mask;  // bool, true = kept
+};
+// Zeroes each element with probability p and scales the rest by 1/(1-p), drawing the mask from
+// the Philox stream (the same seed and offset give the same mask on every device).
+DropoutForward dropout(const Tensor& x, double p, Generator& gen);
+
+// ---------------------------------------------------------------- threading
+// Sets the one OpenMP pool that ops and OpenBLAS share.
+void set_num_threads(int threads);
+int num_threads();
+
+}  // namespace moh
