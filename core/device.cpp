@@ -23,12 +23,11 @@ std::string Device::str() const { return is_cpu() ? "cpu" : "cuda:" + std::to_st
 
 std::ostream& operator<<(std::ostream& out, const Device& d) { return out << d.str(); }
 
-bool cuda_compiled() {
 #if defined(MOH_WITH_CUDA)
-  return true;
+bool cuda_compiled() { return true; }  // cuda_device_count() lives in core/cuda/runtime.cu
 #else
-  return false;
+bool cuda_compiled() { return false; }
+int cuda_device_count() { return 0; }
 #endif
-}
 
 }  // namespace moh

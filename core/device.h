@@ -26,5 +26,7 @@ std::ostream& operator<<(std::ostream& out, const Device& d);
 
 // True when this build contains the CUDA backend (it may still find no GPU at run time).
 bool cuda_compiled();
+// Number of usable CUDA devices: 0 in a CPU-only build or on a machine without a GPU/driver.
+int cuda_device_count();
 
 }  // namespace moh

@@ -145,3 +145,19 @@ TEST(Allocator, TracksCurrentAndPeakBytes) {
 
 }  // namespace
 }  // namespace moh
+
+namespace moh {
+namespace {
+
+TEST(Device, ParsesAndReportsCudaAvailability) {
+  EXPECT_EQ(Device::parse("cpu"), Device::cpu());
+  EXPECT_EQ(Device::parse("cuda:3"), Device::cuda(3));
+  EXPECT_EQ(Device::parse("cuda").str(), "cuda:0");
+  EXPECT_THROW(Device::parse("cuda:x"), Error);
+  EXPECT_THROW(Device::parse("gpu"), Error);
+  if (!cuda_compiled()) EXPECT_EQ(cuda_device_count(), 0);
+  EXPECT_GE(cuda_device_count(), 0);
+}
+
+}  // namespace
+}  // namespace moh

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs every Debian package that moh's build, tests and default run need. Idempotent: when all
+# packages are present it only checks and returns. `--reference` also installs python3-torch and
+# numpy, needed only to regenerate the golden fixtures in tests/reference/ (they are committed).
+# The CUDA toolkit is optional and not a Debian package here: /usr/local/cuda/bin/nvcc is used when present.
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ pkg-config
+  libopenblas-openmp-dev      # BLAS on the OpenMP runtime: one thread pool for ops and GEMM
+  nlohmann-json3-dev          # JSON (safetensors headers, metrics)
+  libgtest-dev libbenchmark-dev
+)
+if [[ "${1:-}" == "--reference" ]]; then
+  packages+=(python3-torch python3-numpy)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=()
+  [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "setup: all ${#packages[@]} packages present"
+fi
