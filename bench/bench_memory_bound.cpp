@@ -1,0 +1,80 @@
+// Memory-bound fused ops: softmax, layer_norm and cross_entropy forward and backward, as GB/s of
+// the bytes each must move (inputs read + outputs written once) and as a share of copy bandwidth.
+#include "bench/counters.h"
+#include "core/factory.h"
+#include "core/ops.h"
+
+namespace moh {
+namespace {
+
+constexpr double kF32 = 4;
+
+void BM_Softmax(benchmark::State& state) {
+  const int64_t rows = state.range(0), cols = state.range(1);
+  Generator gen(0);
+  Tensor x = normal({rows, cols}, 0, 1, gen);
+  for (auto _ : state) benchmark::DoNotOptimize(softmax(x, -1));
+  bench::set_byte_counters(state, 2 * kF32 * double(rows * cols));
+}
+BENCHMARK(BM_Softmax)->ArgNames({"rows", "cols"})->Args({8192, 256})->Args({4096, 1024})->Args({256, 32768})
+    ->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_SoftmaxBackward(benchmark::State& state) {
+  const int64_t rows = state.range(0), cols = state.range(1);
+  Generator gen(0);
+  Tensor y = softmax(normal({rows, cols}, 0, 1, gen), -1), g = normal({rows, cols}, 0, 1, gen);
+  for (auto _ : state) benchmark::DoNotOptimize(softmax_backward(g, y, -1));
+  bench::set_byte_counters(state, 3 * kF32 * double(rows * cols));
+}
+BENCHMARK(BM_SoftmaxBackward)->ArgNames({"rows", "cols"})->Args({8192, 256})->Args({4096, 1024})
+    ->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_LayerNorm(benchmark::State& state) {
+  const int64_t rows = state.range(0), cols = state.range(1);
+  Generator gen(0);
+  Tensor x = normal({rows, cols}, 0, 1, gen), w = ones({cols}), b = zeros({cols});
+  for (auto _ : state) benchmark::DoNotOptimize(layer_norm(x, w, b, 1e-5));
+  bench::set_byte_counters(state, 2 * kF32 * double(rows * cols));
+}
+BENCHMARK(BM_LayerNorm)->ArgNames({"rows", "cols"})->Args({8192, 384})->Args({4096, 768})
+    ->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_LayerNormBackward(benchmark::State& state) {
+  const int64_t rows = state.range(0), cols = state.range(1);
+  Generator gen(0);
+  Tensor x = normal({rows, cols}, 0, 1, gen), w = ones({cols}), b = zeros({cols});
+  Tensor g = normal({rows, cols}, 0, 1, gen);
+  NormForward saved = layer_norm(x, w, b, 1e-5);
+  for (auto _ : state) benchmark::DoNotOptimize(layer_norm_backward(g, x, saved, w, true));
+  bench::set_byte_counters(state, 3 * kF32 * double(rows * cols));  // read x, grad; write grad_x
+}
+BENCHMARK(BM_LayerNormBackward)->ArgNames({"rows", "cols"})->Args({8192, 384})->Args({4096, 768})
+    ->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_CrossEntropy(benchmark::State& state) {
+  const int64_t rows = state.range(0), classes = state.range(1);
+  Generator gen(0);
+  Tensor logits = normal({rows, classes}, 0, 1, gen);
+  Tensor target = full({rows}, 3, DType::Int64);
+  for (auto _ : state) benchmark::DoNotOptimize(cross_entropy(logits, target, 0.1));
+  bench::set_byte_counters(state, kF32 * double(rows * classes));  // logits read once
+}
+BENCHMARK(BM_CrossEntropy)->ArgNames({"rows", "classes"})->Args({4096, 1000})->Args({1024, 32000})
+    ->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_CrossEntropyBackward(benchmark::State& state) {
+  const int64_t rows = state.range(0), classes = state.range(1);
+  Generator gen(0);
+  Tensor logits = normal({rows, classes}, 0, 1, gen);
+  Tensor target = zeros({rows}, DType::Int64);
+  CrossEntropyForward fwd = cross_entropy(logits, target, 0.1);
+  Tensor one = scalar_tensor(1.0);
+  for (auto _ : state)
+    benchmark::DoNotOptimize(cross_entropy_backward(one, logits, target, fwd.lse, 0.1));
+  bench::set_byte_counters(state, 2 * kF32 * double(rows * classes));  // read logits, write grad
+}
+BENCHMARK(BM_CrossEntropyBackward)->ArgNames({"rows", "classes"})->Args({4096, 1000})->Args({1024, 32000})
+    ->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+}  // namespace
+}  // namespace moh
