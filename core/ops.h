@@ -98,7 +98,7 @@ Tensor log_softmax_backward(const Tensor& grad_out, const Tensor& out, int64_t d
 struct NormForward {
   Tensor out;
   Tensor mean;  // [rows] (layer_norm only), float of the input dtype
-  Tensor rstd;  // [rows]
+  Tensor rstd;  // [rows]; rows = numel / last dim: 1-D, flattened over all leading dims
 };
 struct NormBackward {
   Tensor grad_x;
@@ -170,6 +170,32 @@ struct DropoutForward {
 // Zeroes each element with probability p and scales the rest by 1/(1-p), drawing the mask from
 // the Philox stream (the same seed and offset give the same mask on every device).
 DropoutForward dropout(const Tensor& x, double p, Generator& gen);
+
+// ---------------------------------------------------------------- attention
+// Scaled dot-product attention, computed in query x key blocks with an online softmax, so no
+// [Tq, Tk] score matrix of all heads exists at once. q [B, H, Tq, D], k [B, H, Tk, D],
+// v [B, H, Tk, Dv] with any strides but a unit stride on the last dim (views of a fused qkv
+// projection need no copy). causal: query i attends keys j <= i + (Tk - Tq).
+struct AttentionForward {
+  Tensor out;  // [B, H, Tq, Dv] view of memory laid out [B, Tq, H, Dv]: out.permute({0, 2, 1, 3}) is contiguous
+  Tensor lse;  // [B, H, Tq] log-sum-exp of each query's scaled scores, saved for backward
+};
+struct AttentionBackward {
+  Tensor grad_q, grad_k, grad_v;  // shapes of q, k, v
+};
+AttentionForward attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal);
+AttentionBackward attention_backward(const Tensor& grad_out, const Tensor& q, const Tensor& k, const Tensor& v,
+                                     const AttentionForward& saved, double scale, bool causal);
+
+// Packed queries (MoH sparse mode): group g = b * H + h owns the rows
+// [row_offsets[g], row_offsets[g + 1]) of q_rows [R, D]; row r is the token at sequence position
+// q_pos[r] (int64), which the causal mask uses (keys j <= q_pos[r]). k, v as for attention().
+// Returns out [R, Dv] and lse [R]; the backward returns grad_q [R, D] and grad_k/grad_v like k/v.
+AttentionForward attention_packed(const Tensor& q_rows, const Tensor& row_offsets, const Tensor& q_pos,
+                                  const Tensor& k, const Tensor& v, double scale, bool causal);
+AttentionBackward attention_packed_backward(const Tensor& grad_out, const Tensor& q_rows, const Tensor& row_offsets,
+                                            const Tensor& q_pos, const Tensor& k, const Tensor& v,
+                                            const AttentionForward& saved, double scale, bool causal);
 
 // ---------------------------------------------------------------- threading
 // Sets the one OpenMP pool that ops and OpenBLAS share.

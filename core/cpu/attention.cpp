@@ -1,0 +1,335 @@
+// Blocked attention on the CPU. Work is split into groups (one per batch x head); a group's query
+// rows are processed in blocks of kBlockQ against key blocks of kBlockK: scores come from one GEMM
+// per block pair, an online softmax folds them into running (max, sum) per row, and a second GEMM
+// accumulates P @ V. The backward recomputes P from the saved log-sum-exp (FlashAttention-style)
+// and accumulates dQ, dK, dV with three more GEMMs per block pair. Groups run in parallel (each
+// writes only its own rows of every output, so there are no races); BLAS runs single-threaded
+// inside the parallel region. Dense and packed queries differ only in how a group's rows and
+// positions are found, captured by the Group table built below.
+#include "core/cpu/attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "core/cpu/blas.h"
+#include "core/cpu/fill.h"
+#include "core/dispatch.h"
+#include "core/math/fast_exp.h"
+
+namespace moh::cpu {
+namespace {
+
+constexpr int64_t kBlockQ = 64;
+constexpr int64_t kBlockK = 128;
+
+template <class T>
+inline T exp_fast(T x) {
+  if constexpr (std::is_same_v<T, float>) return fast_exp(x);
+  else return std::exp(x);
+}
+
+// One (batch, head) group: where its query rows, outputs and keys/values live. Row strides are
+// shared by all groups (RowStrides).
+template <class T>
+struct Group {
+  const T* q = nullptr;
+  T* out = nullptr;
+  T* lse = nullptr;  // contiguous per group
+  const T* k = nullptr;
+  const T* v = nullptr;
+  int64_t rows = 0;
+  const int64_t* pos = nullptr;  // row i sits at position pos[i], or at i + shift when null
+  int64_t shift = 0;
+  // backward only
+  const T* grad_out = nullptr;
+  T* grad_q = nullptr;
+  T* grad_k = nullptr;
+  T* grad_v = nullptr;
+
+  int64_t position(int64_t i) const { return pos ? pos[i] : i + shift; }
+};
+
+struct RowStrides {
+  int64_t q = 0, out = 0, k = 0, v = 0, grad_out = 0, grad_q = 0, grad_k = 0, grad_v = 0;
+};
+
+struct Dims {
+  int64_t tk = 0, d = 0, dv = 0;
+  bool causal = false;
+};
+
+// Number of keys row i may attend.
+template <class T>
+inline int64_t key_limit(const Group<T>& g, int64_t i, const Dims& dims) {
+  if (!dims.causal) return dims.tk;
+  return std::clamp<int64_t>(g.position(i) + 1, 0, dims.tk);
+}
+
+template <class T>
+void forward_group(const Group<T>& g, const RowStrides& rs, const Dims& dims, T scale, std::vector<T>& scores,
+                   std::vector<T>& acc, std::vector<T>& row_max, std::vector<T>& row_sum, std::vector<int64_t>& limit) {
+  for (int64_t q0 = 0; q0 < g.rows; q0 += kBlockQ) {
+    const int64_t bq = std::min(kBlockQ, g.rows - q0);
+    int64_t kmax = 0;
+    for (int64_t i = 0; i < bq; ++i) {
+      limit[size_t(i)] = key_limit(g, q0 + i, dims);
+      kmax = std::max(kmax, limit[size_t(i)]);
+      row_max[size_t(i)] = -std::numeric_limits<T>::infinity();
+      row_sum[size_t(i)] = 0;
+    }
+    std::fill(acc.begin(), acc.begin() + bq * dims.dv, T(0));
+    const T* qb = g.q + q0 * rs.q;
+    for (int64_t k0 = 0; k0 < kmax; k0 += kBlockK) {
+      const int64_t bk = std::min(kBlockK, kmax - k0);
+      gemm({false, rs.q}, {true, rs.k}, bq, bk, dims.d, scale, qb, g.k + k0 * rs.k, T(0), scores.data(), kBlockK);
+      for (int64_t i = 0; i < bq; ++i) {
+        T* s = scores.data() + i * kBlockK;
+        const int64_t valid = std::clamp<int64_t>(limit[size_t(i)] - k0, 0, bk);
+        T block_max = -std::numeric_limits<T>::infinity();
+        for (int64_t j = 0; j < valid; ++j) block_max = std::max(block_max, s[j]);
+        const T new_max = std::max(row_max[size_t(i)], block_max);
+        T sum = 0;
+        if (valid > 0) {
+          for (int64_t j = 0; j < valid; ++j) {
+            s[j] = exp_fast(s[j] - new_max);
+            sum += s[j];
+          }
+        }
+        for (int64_t j = valid; j < bk; ++j) s[j] = 0;
+        if (valid == 0) continue;
+        const T correction = row_max[size_t(i)] == -std::numeric_limits<T>::infinity()
+                                 ? T(0)
+                                 : exp_fast(row_max[size_t(i)] - new_max);
+        row_sum[size_t(i)] = row_sum[size_t(i)] * correction + sum;
+        row_max[size_t(i)] = new_max;
+        if (correction != T(1)) {
+          T* a = acc.data() + i * dims.dv;
+          for (int64_t c = 0; c < dims.dv; ++c) a[c] *= correction;
+        }
+      }
+      gemm({false, kBlockK}, {false, rs.v}, bq, dims.dv, bk, T(1), scores.data(), g.v + k0 * rs.v, T(1), acc.data(),
+           dims.dv);
+    }
+    for (int64_t i = 0; i < bq; ++i) {
+      T* o = g.out + (q0 + i) * rs.out;
+      const T* a = acc.data() + i * dims.dv;
+      const T l = row_sum[size_t(i)];
+      if (l == T(0)) {  // no key visible (causal row before the first key)
+        std::fill(o, o + dims.dv, T(0));
+        g.lse[q0 + i] = -std::numeric_limits<T>::infinity();
+        continue;
+      }
+      const T inv = T(1) / l;
+      for (int64_t c = 0; c < dims.dv; ++c) o[c] = a[c] * inv;
+      g.lse[q0 + i] = row_max[size_t(i)] + std::log(l);
+    }
+  }
+}
+
+template <class T>
+void backward_group(const Group<T>& g, const RowStrides& rs, const Dims& dims, T scale, std::vector<T>& p,
+                    std::vector<T>& dp, std::vector<T>& delta, std::vector<int64_t>& limit) {
+  // grad_q/k/v were zeroed by the caller; every block pair adds its share.
+  for (int64_t q0 = 0; q0 < g.rows; q0 += kBlockQ) {
+    const int64_t bq = std::min(kBlockQ, g.rows - q0);
+    int64_t kmax = 0;
+    for (int64_t i = 0; i < bq; ++i) {
+      limit[size_t(i)] = key_limit(g, q0 + i, dims);
+      kmax = std::max(kmax, limit[size_t(i)]);
+      const T* go = g.grad_out + (q0 + i) * rs.grad_out;
+      const T* o = g.out + (q0 + i) * rs.out;
+      T dot = 0;
+      for (int64_t c = 0; c < dims.dv; ++c) dot += go[c] * o[c];
+      delta[size_t(i)] = dot;
+    }
+    const T* qb = g.q + q0 * rs.q;
+    const T* gob = g.grad_out + q0 * rs.grad_out;
+    T* gqb = g.grad_q + q0 * rs.grad_q;
+    for (int64_t k0 = 0; k0 < kmax; k0 += kBlockK) {
+      const int64_t bk = std::min(kBlockK, kmax - k0);
+      const T* kb = g.k + k0 * rs.k;
+      const T* vb = g.v + k0 * rs.v;
+      gemm({false, rs.q}, {true, rs.k}, bq, bk, dims.d, scale, qb, kb, T(0), p.data(), kBlockK);
+      gemm({false, rs.grad_out}, {true, rs.v}, bq, bk, dims.dv, T(1), gob, vb, T(0), dp.data(), kBlockK);
+      for (int64_t i = 0; i < bq; ++i) {
+        T* pi = p.data() + i * kBlockK;
+        T* dpi = dp.data() + i * kBlockK;
+        const int64_t valid = std::clamp<int64_t>(limit[size_t(i)] - k0, 0, bk);
+        const T lse = g.lse[q0 + i];
+        for (int64_t j = 0; j < valid; ++j) {
+          pi[j] = exp_fast(pi[j] - lse);
+          dpi[j] = pi[j] * (dpi[j] - delta[size_t(i)]);  // dS
+        }
+        for (int64_t j = valid; j < bk; ++j) pi[j] = dpi[j] = 0;
+      }
+      // dV += P^T dO ; dQ += scale dS K ; dK += scale dS^T Q
+      gemm({true, kBlockK}, {false, rs.grad_out}, bk, dims.dv, bq, T(1), p.data(), gob, T(1),
+           g.grad_v + k0 * rs.grad_v, rs.grad_v);
+      gemm({false, kBlockK}, {false, rs.k}, bq, dims.d, bk, scale, dp.data(), kb, T(1), gqb, rs.grad_q);
+      gemm({true, kBlockK}, {false, rs.q}, bk, dims.d, bq, scale, dp.data(), qb, T(1), g.grad_k + k0 * rs.grad_k,
+           rs.grad_k);
+    }
+  }
+}
+
+template <class T>
+void run_forward(const std::vector<Group<T>>& groups, const RowStrides& rs, const Dims& dims, T scale) {
+#pragma omp parallel
+  {
+    std::vector<T> scores(size_t(kBlockQ * kBlockK)), acc(size_t(kBlockQ * dims.dv)), row_max(kBlockQ),
+        row_sum(kBlockQ);
+    std::vector<int64_t> limit(kBlockQ);
+#pragma omp for schedule(dynamic, 1)
+    for (size_t gi = 0; gi < groups.size(); ++gi)
+      forward_group(groups[gi], rs, dims, scale, scores, acc, row_max, row_sum, limit);
+  }
+}
+
+template <class T>
+void run_backward(const std::vector<Group<T>>& groups, const RowStrides& rs, const Dims& dims, T scale) {
+#pragma omp parallel
+  {
+    std::vector<T> p(size_t(kBlockQ * kBlockK)), dp(size_t(kBlockQ * kBlockK)), delta(kBlockQ);
+    std::vector<int64_t> limit(kBlockQ);
+#pragma omp for schedule(dynamic, 1)
+    for (size_t gi = 0; gi < groups.size(); ++gi) backward_group(groups[gi], rs, dims, scale, p, dp, delta, limit);
+  }
+}
+
+// Element pointer of group (b, h) in a [B, H, ...] tensor.
+template <class T>
+T* group_ptr(const Tensor& t, int64_t b, int64_t h) {
+  return static_cast<T*>(t.raw_data()) + b * t.stride(0) + h * t.stride(1);
+}
+
+// The group table for dense [B, H, T, *] operands; `out`, `lse` and backward tensors are optional.
+template <class T>
+std::vector<Group<T>> dense_groups(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
+                                   const Tensor& lse, const Tensor* grads /* grad_out, grad_q, grad_k, grad_v */) {
+  const int64_t batch = q.size(0), heads = q.size(1);
+  std::vector<Group<T>> groups;
+  groups.reserve(size_t(batch * heads));
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < heads; ++h) {
+      Group<T> g;
+      g.q = group_ptr<T>(q, b, h);
+      g.k = group_ptr<T>(k, b, h);
+      g.v = group_ptr<T>(v, b, h);
+      g.out = group_ptr<T>(out, b, h);
+      g.lse = group_ptr<T>(lse, b, h);
+      g.rows = q.size(2);
+      g.shift = k.size(2) - q.size(2);
+      if (grads) {
+        g.grad_out = group_ptr<T>(grads[0], b, h);
+        g.grad_q = group_ptr<T>(grads[1], b, h);
+        g.grad_k = group_ptr<T>(grads[2], b, h);
+        g.grad_v = group_ptr<T>(grads[3], b, h);
+      }
+      groups.push_back(g);
+    }
+  return groups;
+}
+
+// The group table for packed query rows: group g = b * H + h owns rows [offsets[g], offsets[g+1]).
+template <class T>
+std::vector<Group<T>> packed_groups(const Tensor& q_rows, const Tensor& row_offsets, const Tensor& q_pos,
+                                    const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& lse,
+                                    const Tensor* grads /* grad_out, grad_q, grad_k, grad_v */) {
+  const int64_t batch = k.size(0), heads = k.size(1);
+  const int64_t* offsets = row_offsets.data<int64_t>();
+  const int64_t* pos = q_pos.data<int64_t>();
+  std::vector<Group<T>> groups;
+  groups.reserve(size_t(batch * heads));
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < heads; ++h) {
+      const int64_t gi = b * heads + h, r0 = offsets[gi];
+      Group<T> g;
+      g.rows = offsets[gi + 1] - r0;
+      if (g.rows == 0) continue;
+      g.q = q_rows.data<T>() + r0 * q_rows.stride(0);
+      g.out = out.data<T>() + r0 * out.stride(0);
+      g.lse = lse.data<T>() + r0;
+      g.pos = pos + r0;
+      g.k = group_ptr<T>(k, b, h);
+      g.v = group_ptr<T>(v, b, h);
+      if (grads) {
+        g.grad_out = grads[0].data<T>() + r0 * grads[0].stride(0);
+        g.grad_q = grads[1].data<T>() + r0 * grads[1].stride(0);
+        g.grad_k = group_ptr<T>(grads[2], b, h);
+        g.grad_v = group_ptr<T>(grads[3], b, h);
+      }
+      groups.push_back(g);
+    }
+  return groups;
+}
+
+// Row strides: dim 2 of [B, H, T, *] tensors, dim 0 of packed [R, *] rows. A single row's stride
+// is arbitrary in a view; BLAS only needs it to be at least the row length then.
+int64_t row_stride(const Tensor& t) {
+  const int64_t dim = t.dim() == 4 ? 2 : 0;
+  return t.size(dim) == 1 ? std::max(t.stride(dim), t.size(-1)) : t.stride(dim);
+}
+
+RowStrides strides_of(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Tensor* grads) {
+  RowStrides rs;
+  rs.q = row_stride(q);
+  rs.k = row_stride(k);
+  rs.v = row_stride(v);
+  rs.out = row_stride(out);
+  if (grads) {
+    rs.grad_out = row_stride(grads[0]);
+    rs.grad_q = row_stride(grads[1]);
+    rs.grad_k = row_stride(grads[2]);
+    rs.grad_v = row_stride(grads[3]);
+  }
+  return rs;
+}
+
+Dims dims_of(const Tensor& q, const Tensor& k, const Tensor& v, bool causal) {
+  return {k.size(2), q.size(-1), v.size(-1), causal};
+}
+
+}  // namespace
+
+void attention(const Tensor& out, const Tensor& lse, const Tensor& q, const Tensor& k, const Tensor& v, double scale,
+               bool causal) {
+  dispatch_floating(q.dtype(), "attention", [&]<class T>() {
+    run_forward<T>(dense_groups<T>(q, k, v, out, lse, nullptr), strides_of(q, k, v, out, nullptr),
+                   dims_of(q, k, v, causal), T(scale));
+  });
+}
+
+void attention_backward(const Tensor& grad_q, const Tensor& grad_k, const Tensor& grad_v, const Tensor& grad_out,
+                        const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& lse,
+                        double scale, bool causal) {
+  for (const Tensor* g : {&grad_q, &grad_k, &grad_v}) fill(*g, 0.0);
+  const Tensor grads[4] = {grad_out, grad_q, grad_k, grad_v};
+  dispatch_floating(q.dtype(), "attention_backward", [&]<class T>() {
+    run_backward<T>(dense_groups<T>(q, k, v, out, lse, grads), strides_of(q, k, v, out, grads),
+                    dims_of(q, k, v, causal), T(scale));
+  });
+}
+
+void attention_packed(const Tensor& out, const Tensor& lse, const Tensor& q_rows, const Tensor& row_offsets,
+                      const Tensor& q_pos, const Tensor& k, const Tensor& v, double scale, bool causal) {
+  dispatch_floating(q_rows.dtype(), "attention_packed", [&]<class T>() {
+    run_forward<T>(packed_groups<T>(q_rows, row_offsets, q_pos, k, v, out, lse, nullptr),
+                   strides_of(q_rows, k, v, out, nullptr), dims_of(q_rows, k, v, causal), T(scale));
+  });
+}
+
+void attention_packed_backward(const Tensor& grad_q, const Tensor& grad_k, const Tensor& grad_v,
+                               const Tensor& grad_out, const Tensor& q_rows, const Tensor& row_offsets,
+                               const Tensor& q_pos, const Tensor& k, const Tensor& v, const Tensor& out,
+                               const Tensor& lse, double scale, bool causal) {
+  for (const Tensor* g : {&grad_q, &grad_k, &grad_v}) fill(*g, 0.0);
+  const Tensor grads[4] = {grad_out, grad_q, grad_k, grad_v};
+  dispatch_floating(q_rows.dtype(), "attention_packed_backward", [&]<class T>() {
+    run_backward<T>(packed_groups<T>(q_rows, row_offsets, q_pos, k, v, out, lse, grads),
+                    strides_of(q_rows, k, v, out, grads), dims_of(q_rows, k, v, causal), T(scale));
+  });
+}
+
+}  // namespace moh::cpu

@@ -1,0 +1,115 @@
+// Front end of the attention ops: validates shapes/dtypes/devices, gives every operand a unit
+// last-dim stride (copying only when it lacks one) and allocates outputs in the layouts documented
+// in core/ops.h ([B, T, H, *] memory, viewed as [B, H, T, *]).
+#include "core/cpu/attention.h"
+#include "core/dispatch.h"
+#include "core/ops.h"
+
+namespace moh {
+namespace {
+
+Tensor unit_last_stride(const Tensor& t) { return t.dim() > 0 && t.stride(-1) == 1 ? t : t.contiguous(); }
+
+// [B, H, T, C] tensor whose memory is laid out [B, T, H, C].
+Tensor empty_bthc(int64_t b, int64_t h, int64_t t, int64_t c, DType dtype, Device device) {
+  return Tensor::empty({b, t, h, c}, dtype, device).permute({0, 2, 1, 3});
+}
+
+void check_kv(const char* op, const Tensor& k, const Tensor& v, DType dtype, Device device) {
+  MOH_CHECK(k.defined() && v.defined(), op, ": k and v must be defined");
+  MOH_CHECK(k.dim() == 4 && v.dim() == 4, op, ": expected k [B, H, Tk, D] and v [B, H, Tk, Dv], got ", describe(k),
+            " and ", describe(v));
+  MOH_CHECK(k.dtype() == dtype && v.dtype() == dtype, op, ": k and v must be ", dtype_name(dtype), ", got ",
+            describe(k), " and ", describe(v));
+  MOH_CHECK(k.device() == device && v.device() == device, op, ": all operands must be on ", device, ", got ",
+            describe(k), " and ", describe(v));
+  MOH_CHECK(v.size(0) == k.size(0) && v.size(1) == k.size(1) && v.size(2) == k.size(2), op,
+            ": k and v disagree on [B, H, Tk]: ", describe(k), " vs ", describe(v));
+  MOH_CHECK(k.size(2) >= 1, op, ": need at least one key, got ", describe(k));
+  dispatch_floating(dtype, op, []<class T>() {});
+}
+
+void check_dense(const char* op, const Tensor& q, const Tensor& k, const Tensor& v) {
+  MOH_CHECK(q.defined() && q.dim() == 4, op, ": expected q [B, H, Tq, D], got ", describe(q));
+  check_kv(op, k, v, q.dtype(), q.device());
+  MOH_CHECK(q.size(0) == k.size(0) && q.size(1) == k.size(1) && q.size(3) == k.size(3), op, ": q ", describe(q),
+            " and k ", describe(k), " disagree on batch, heads or head dim");
+}
+
+void check_packed(const char* op, const Tensor& q_rows, const Tensor& row_offsets, const Tensor& q_pos,
+                  const Tensor& k, const Tensor& v) {
+  MOH_CHECK(q_rows.defined() && q_rows.dim() == 2, op, ": expected q_rows [R, D], got ", describe(q_rows));
+  check_kv(op, k, v, q_rows.dtype(), q_rows.device());
+  MOH_CHECK(q_rows.size(1) == k.size(3), op, ": q_rows ", describe(q_rows), " and k ", describe(k),
+            " disagree on the head dim");
+  const int64_t groups = k.size(0) * k.size(1), rows = q_rows.size(0);
+  MOH_CHECK(row_offsets.defined() && row_offsets.dtype() == DType::Int64 && row_offsets.dim() == 1 &&
+                row_offsets.numel() == groups + 1 && row_offsets.is_contiguous(),
+            op, ": row_offsets must be a contiguous int64 [B*H + 1] = [", groups + 1, "] tensor, got ",
+            describe(row_offsets));
+  MOH_CHECK(q_pos.defined() && q_pos.dtype() == DType::Int64 && q_pos.dim() == 1 && q_pos.numel() == rows &&
+                q_pos.is_contiguous(),
+            op, ": q_pos must be a contiguous int64 [R] = [", rows, "] tensor, got ", describe(q_pos));
+  const int64_t* off = row_offsets.data<int64_t>();
+  MOH_CHECK(off[0] == 0 && off[groups] == rows, op, ": row_offsets must start at 0 and end at R = ", rows,
+            ", got ", off[0], " and ", off[groups]);
+  for (int64_t g = 0; g < groups; ++g)
+    MOH_CHECK(off[g] <= off[g + 1], op, ": row_offsets decrease at group ", g, " (", off[g], " > ", off[g + 1], ")");
+}
+
+}  // namespace
+
+AttentionForward attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in, double scale, bool causal) {
+  check_dense("attention", q_in, k_in, v_in);
+  Tensor q = unit_last_stride(q_in), k = unit_last_stride(k_in), v = unit_last_stride(v_in);
+  const int64_t b = q.size(0), h = q.size(1), tq = q.size(2);
+  AttentionForward fwd{empty_bthc(b, h, tq, v.size(3), q.dtype(), q.device()),
+                       Tensor::empty({b, h, tq}, q.dtype(), q.device())};
+  MOH_BACKEND(q.device(), attention, fwd.out, fwd.lse, q, k, v, scale, causal);
+  return fwd;
+}
+
+AttentionBackward attention_backward(const Tensor& grad_out, const Tensor& q_in, const Tensor& k_in,
+                                     const Tensor& v_in, const AttentionForward& saved, double scale, bool causal) {
+  check_dense("attention_backward", q_in, k_in, v_in);
+  MOH_CHECK(grad_out.defined() && grad_out.shape() == saved.out.shape() && grad_out.dtype() == q_in.dtype(),
+            "attention_backward: grad_out ", describe(grad_out), " must match the forward output ",
+            describe(saved.out));
+  Tensor q = unit_last_stride(q_in), k = unit_last_stride(k_in), v = unit_last_stride(v_in);
+  const int64_t b = q.size(0), h = q.size(1);
+  AttentionBackward grads{empty_bthc(b, h, q.size(2), q.size(3), q.dtype(), q.device()),
+                          empty_bthc(b, h, k.size(2), k.size(3), q.dtype(), q.device()),
+                          empty_bthc(b, h, v.size(2), v.size(3), q.dtype(), q.device())};
+  MOH_BACKEND(q.device(), attention_backward, grads.grad_q, grads.grad_k, grads.grad_v, unit_last_stride(grad_out), q,
+              k, v, saved.out, saved.lse, scale, causal);
+  return grads;
+}
+
+AttentionForward attention_packed(const Tensor& q_rows_in, const Tensor& row_offsets, const Tensor& q_pos,
+                                  const Tensor& k_in, const Tensor& v_in, double scale, bool causal) {
+  check_packed("attention_packed", q_rows_in, row_offsets, q_pos, k_in, v_in);
+  Tensor q = unit_last_stride(q_rows_in), k = unit_last_stride(k_in), v = unit_last_stride(v_in);
+  AttentionForward fwd{Tensor::empty({q.size(0), v.size(3)}, q.dtype(), q.device()),
+                       Tensor::empty({q.size(0)}, q.dtype(), q.device())};
+  MOH_BACKEND(q.device(), attention_packed, fwd.out, fwd.lse, q, row_offsets, q_pos, k, v, scale, causal);
+  return fwd;
+}
+
+AttentionBackward attention_packed_backward(const Tensor& grad_out, const Tensor& q_rows_in, const Tensor& row_offsets,
+                                            const Tensor& q_pos, const Tensor& k_in, const Tensor& v_in,
+                                            const AttentionForward& saved, double scale, bool causal) {
+  check_packed("attention_packed_backward", q_rows_in, row_offsets, q_pos, k_in, v_in);
+  MOH_CHECK(grad_out.defined() && grad_out.shape() == saved.out.shape() && grad_out.dtype() == q_rows_in.dtype(),
+            "attention_packed_backward: grad_out ", describe(grad_out), " must match the forward output ",
+            describe(saved.out));
+  Tensor q = unit_last_stride(q_rows_in), k = unit_last_stride(k_in), v = unit_last_stride(v_in);
+  const int64_t b = k.size(0), h = k.size(1);
+  AttentionBackward grads{Tensor::empty(q.shape(), q.dtype(), q.device()),
+                          empty_bthc(b, h, k.size(2), k.size(3), q.dtype(), q.device()),
+                          empty_bthc(b, h, v.size(2), v.size(3), q.dtype(), q.device())};
+  MOH_BACKEND(q.device(), attention_packed_backward, grads.grad_q, grads.grad_k, grads.grad_v,
+              unit_last_stride(grad_out), q, row_offsets, q_pos, k, v, saved.out, saved.lse, scale, causal);
+  return grads;
+}
+
+}  // namespace moh
