@@ -187,9 +187,10 @@ AttentionForward attention(const Tensor& q, const Tensor& k, const Tensor& v, do
 AttentionBackward attention_backward(const Tensor& grad_out, const Tensor& q, const Tensor& k, const Tensor& v,
                                      const AttentionForward& saved, double scale, bool causal);
 
-// Packed queries (MoH sparse mode): group g = b * H + h owns the rows
-// [row_offsets[g], row_offsets[g + 1]) of q_rows [R, D]; row r is the token at sequence position
-// q_pos[r] (int64), which the causal mask uses (keys j <= q_pos[r]). k, v as for attention().
+// Packed queries (MoH sparse mode): group g = h * B + b (head-major, so one head's rows are
+// contiguous across the batch) owns the rows [row_offsets[g], row_offsets[g + 1]) of q_rows [R, D];
+// row r is the token at sequence position q_pos[r] (int64), which the causal mask uses
+// (keys j <= q_pos[r]). k, v as for attention().
 // Returns out [R, Dv] and lse [R]; the backward returns grad_q [R, D] and grad_k/grad_v like k/v.
 AttentionForward attention_packed(const Tensor& q_rows, const Tensor& row_offsets, const Tensor& q_pos,
                                   const Tensor& k, const Tensor& v, double scale, bool causal);

@@ -232,7 +232,7 @@ std::vector<Group<T>> dense_groups(const Tensor& q, const Tensor& k, const Tenso
   return groups;
 }
 
-// The group table for packed query rows: group g = b * H + h owns rows [offsets[g], offsets[g+1]).
+// The group table for packed query rows: group g = h * B + b owns rows [offsets[g], offsets[g+1]).
 template <class T>
 std::vector<Group<T>> packed_groups(const Tensor& q_rows, const Tensor& row_offsets, const Tensor& q_pos,
                                     const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& lse,
@@ -242,9 +242,9 @@ std::vector<Group<T>> packed_groups(const Tensor& q_rows, const Tensor& row_offs
   const int64_t* pos = q_pos.data<int64_t>();
   std::vector<Group<T>> groups;
   groups.reserve(size_t(batch * heads));
-  for (int64_t b = 0; b < batch; ++b)
-    for (int64_t h = 0; h < heads; ++h) {
-      const int64_t gi = b * heads + h, r0 = offsets[gi];
+  for (int64_t h = 0; h < heads; ++h)
+    for (int64_t b = 0; b < batch; ++b) {
+      const int64_t gi = h * batch + b, r0 = offsets[gi];
       Group<T> g;
       g.rows = offsets[gi + 1] - r0;
       if (g.rows == 0) continue;

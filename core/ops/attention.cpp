@@ -45,7 +45,7 @@ void check_packed(const char* op, const Tensor& q_rows, const Tensor& row_offset
   const int64_t groups = k.size(0) * k.size(1), rows = q_rows.size(0);
   MOH_CHECK(row_offsets.defined() && row_offsets.dtype() == DType::Int64 && row_offsets.dim() == 1 &&
                 row_offsets.numel() == groups + 1 && row_offsets.is_contiguous(),
-            op, ": row_offsets must be a contiguous int64 [B*H + 1] = [", groups + 1, "] tensor, got ",
+            op, ": row_offsets must be a contiguous int64 [H*B + 1] = [", groups + 1, "] tensor, got ",
             describe(row_offsets));
   MOH_CHECK(q_pos.defined() && q_pos.dtype() == DType::Int64 && q_pos.dim() == 1 && q_pos.numel() == rows &&
                 q_pos.is_contiguous(),

@@ -166,11 +166,14 @@ TEST(AttentionPacked, SelectedRowsMatchDenseRowsAndGradients) {
     Tensor v = normal({B, H, T, D}, 0, 1, gen, DType::Float64);
     Tensor go = normal({B, H, T, D}, 0, 1, gen, DType::Float64);
     // Each (b, h) keeps a pseudo-random subset of its rows (one group keeps none, one keeps all).
-    std::vector<int64_t> offsets{0}, pos;
+    // Packed groups are head-major; g below is the [B, H] index of the reference arrays.
+    std::vector<int64_t> offsets{0}, pos, group_of_packed;
     std::vector<double> rows, grows;
     auto qv = q.to_vector<double>(), gov = go.to_vector<double>();
     std::vector<double> masked_go(gov.size(), 0.0);
-    for (int64_t g = 0; g < B * H; ++g) {
+    for (int64_t packed = 0; packed < B * H; ++packed) {
+      const int64_t g = (packed % B) * H + packed / B;
+      group_of_packed.push_back(g);
       for (int64_t t = 0; t < T; ++t) {
         bool keep = g == 1 ? false : g == 2 ? true : ((t * 7 + g * 3) % 5) < 2;
         if (!keep) continue;
@@ -191,8 +194,8 @@ TEST(AttentionPacked, SelectedRowsMatchDenseRowsAndGradients) {
     Reference r = naive(q, k, v, from_vector(masked_go, go.shape()), 0.35, causal);
     // Gather the reference's rows in packed order.
     std::vector<double> want_out, want_dq, want_lse;
-    for (int64_t g = 0, i = 0; g < B * H; ++g)
-      for (; i < offsets[size_t(g + 1)]; ++i) {
+    for (int64_t packed = 0, i = 0; packed < B * H; ++packed)
+      for (const int64_t g = group_of_packed[size_t(packed)]; i < offsets[size_t(packed + 1)]; ++i) {
         const int64_t t = pos[size_t(i)];
         want_lse.push_back(r.lse[size_t(g * T + t)]);
         for (int64_t c = 0; c < D; ++c) {
