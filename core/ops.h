@@ -198,6 +198,30 @@ AttentionBackward attention_packed_backward(const Tensor& grad_out, const Tensor
                                             const Tensor& q_pos, const Tensor& k, const Tensor& v,
                                             const AttentionForward& saved, double scale, bool causal);
 
+// ---------------------------------------------------------------- grouped row projections
+// Per-group linear maps over gathered/scattered rows: the query and output projections of MoH's
+// sparse mode, where group g is one routed head and its rows are the tokens that selected it.
+// Group g owns rows [offsets[g], offsets[g + 1]) (offsets int64 [G + 1], non-decreasing, ending at
+// R); index int64 [R] names the token row each packed row belongs to. w [G, Dout, Din] may be any
+// strided view with a unit last stride (e.g. a slice of a fused weight).
+//
+// gather_linear: out[r] = x[index[r]] @ w[g]^T (+ bias[g]) -> [R, Dout]; x [N, Din], bias [G, Dout].
+Tensor gather_linear(const Tensor& x, const Tensor& index, const Tensor& offsets, const Tensor& w,
+                     const Tensor& bias);
+struct GroupedLinearBackward {
+  Tensor grad_input;   // gather_linear: [N, Din] (scatter-added); scatter_linear: [R, Din]
+  Tensor grad_weight;  // [G, Dout, Din]
+  Tensor grad_bias;    // [G, Dout] when a bias was given
+};
+GroupedLinearBackward gather_linear_backward(const Tensor& grad_out, const Tensor& x, const Tensor& index,
+                                             const Tensor& offsets, const Tensor& w, bool has_bias);
+// scatter_linear: out [num_rows, Dout], zero except out[index[r]] += src[r] @ w[g]^T; src [R, Din].
+// Accumulation into a row shared by several groups happens in packed-row order (deterministic).
+Tensor scatter_linear(const Tensor& src, const Tensor& index, const Tensor& offsets, const Tensor& w,
+                      int64_t num_rows);
+GroupedLinearBackward scatter_linear_backward(const Tensor& grad_out, const Tensor& src, const Tensor& index,
+                                              const Tensor& offsets, const Tensor& w);
+
 // ---------------------------------------------------------------- threading
 // Sets the one OpenMP pool that ops and OpenBLAS share.
 void set_num_threads(int threads);
