@@ -44,6 +44,7 @@ void* Tensor::raw_data() const {
 }
 
 bool Tensor::is_contiguous() const {
+  if (numel() == 0) return true;
   int64_t expected = 1;
   for (size_t i = shape_.size(); i-- > 0;) {
     if (shape_[i] == 1) continue;

@@ -1,0 +1,133 @@
+// Batched GEMM on the CPU through CBLAS. Picks a BLAS layout per operand (no copy for row- or
+// column-major matrices with any leading dimension), folds the batch into one tall GEMM when b is
+// shared by every batch and a's batch rows are evenly spaced (x[B, T, K] @ W), else loops over
+// batch matrices: in parallel across batches when each GEMM is small (OpenBLAS runs one thread
+// inside an OpenMP region), serially with BLAS's own threads when each GEMM is large.
+#include "core/cpu/matmul.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <climits>
+#include <vector>
+
+#include "core/cpu/copy.h"
+#include "core/cpu/fill.h"
+#include "core/dispatch.h"
+
+namespace moh::cpu {
+namespace {
+
+// M*N*K below which batches run in parallel: OpenBLAS runs such GEMMs on one thread anyway
+// (its SMP threshold), and inside an OpenMP region it never starts threads of its own.
+constexpr int64_t kSmallGemm = int64_t(1) << 18;
+// ...provided the whole batch is worth waking a thread team for.
+constexpr int64_t kMinParallelWork = int64_t(1) << 16;
+
+// How BLAS reads one operand's trailing [rows, cols] matrix.
+struct MatLayout {
+  bool ok = false;
+  CBLAS_TRANSPOSE trans = CblasNoTrans;
+  int64_t ld = 1;
+};
+
+MatLayout layout_of(const Tensor& t) {
+  const int64_t rows = t.size(-2), cols = t.size(-1);
+  const int64_t rs = t.stride(-2), cs = t.stride(-1);
+  if ((cols == 1 || cs == 1) && (rows == 1 || rs >= std::max<int64_t>(1, cols)))
+    return {true, CblasNoTrans, rows == 1 ? std::max<int64_t>(1, cols) : rs};
+  if ((rows == 1 || rs == 1) && (cols == 1 || cs >= std::max<int64_t>(1, rows)))
+    return {true, CblasTrans, cols == 1 ? std::max<int64_t>(1, rows) : cs};
+  return {};
+}
+
+// A contiguous copy of t's matrices that keeps broadcast (stride-0) batch dims broadcast, so a
+// shared operand is copied once rather than once per batch.
+Tensor compact(const Tensor& t) {
+  Shape unique_shape = t.shape();
+  for (int64_t d = 0; d + 2 < t.dim(); ++d)
+    if (t.strides()[size_t(d)] == 0) unique_shape[size_t(d)] = 1;
+  Tensor unique(t.storage(), unique_shape, t.strides(), t.offset(), t.dtype());
+  Tensor c = Tensor::empty(unique_shape, t.dtype(), t.device());
+  copy(c, unique);
+  return c.expand(t.shape());
+}
+
+// Element offset of each batch matrix of t (batch = all dims but the last two), in row-major order.
+std::vector<int64_t> batch_offsets(const Tensor& t, int64_t batch) {
+  const int64_t nb = t.dim() - 2;
+  std::vector<int64_t> offsets(static_cast<size_t>(batch)), idx(static_cast<size_t>(nb), 0);
+  int64_t off = 0;
+  for (int64_t i = 0; i < batch; ++i) {
+    offsets[size_t(i)] = off;
+    for (int64_t d = nb - 1; d >= 0; --d) {
+      off += t.strides()[size_t(d)];
+      if (++idx[size_t(d)] < t.shape()[size_t(d)]) break;
+      off -= idx[size_t(d)] * t.strides()[size_t(d)];
+      idx[size_t(d)] = 0;
+    }
+  }
+  return offsets;
+}
+
+// True when every batch of `a` (NoTrans) stacks into one [batch * M, K] matrix with stride ld and
+// b is the same matrix for every batch.
+bool foldable(const Tensor& a, const MatLayout& la, const Tensor& b) {
+  if (la.trans != CblasNoTrans) return false;
+  int64_t expected = la.ld * a.size(-2);
+  for (int64_t d = a.dim() - 3; d >= 0; --d) {
+    if (a.shape()[size_t(d)] == 1) continue;
+    if (b.strides()[size_t(d)] != 0 || a.strides()[size_t(d)] != expected) return false;
+    expected *= a.shape()[size_t(d)];
+  }
+  return true;
+}
+
+void gemm(const MatLayout& la, const MatLayout& lb, int64_t m, int64_t n, int64_t k, const float* a,
+          const float* b, float* c) {
+  cblas_sgemm(CblasRowMajor, la.trans, lb.trans, blasint(m), blasint(n), blasint(k), 1.0f, a, blasint(la.ld),
+              b, blasint(lb.ld), 0.0f, c, blasint(n));
+}
+
+void gemm(const MatLayout& la, const MatLayout& lb, int64_t m, int64_t n, int64_t k, const double* a,
+          const double* b, double* c) {
+  cblas_dgemm(CblasRowMajor, la.trans, lb.trans, blasint(m), blasint(n), blasint(k), 1.0, a, blasint(la.ld),
+              b, blasint(lb.ld), 0.0, c, blasint(n));
+}
+
+}  // namespace
+
+void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in) {
+  const int64_t m = out.size(-2), n = out.size(-1), k = a_in.size(-1);
+  if (out.numel() == 0) return;
+  if (k == 0) {
+    fill(out, 0.0);
+    return;
+  }
+  Tensor a = a_in, b = b_in;
+  MatLayout la = layout_of(a), lb = layout_of(b);
+  if (!la.ok) la = layout_of(a = compact(a));
+  if (!lb.ok) lb = layout_of(b = compact(b));
+  const int64_t batch = out.numel() / (m * n);
+  const bool fold = foldable(a, la, b);
+  const int64_t limit = INT_MAX;
+  MOH_CHECK((fold ? batch * m : m) <= limit && n <= limit && k <= limit && la.ld <= limit && lb.ld <= limit,
+            "matmul: a matrix of ", describe(a_in), " @ ", describe(b_in),
+            " exceeds the 32-bit BLAS index range");
+  dispatch_floating(out.dtype(), "matmul", [&]<class T>() {
+    const T* pa = a.data<T>();
+    const T* pb = b.data<T>();
+    T* pc = out.data<T>();
+    if (fold) {
+      gemm(la, lb, batch * m, n, k, pa, pb, pc);
+      return;
+    }
+    const std::vector<int64_t> oa = batch_offsets(a, batch), ob = batch_offsets(b, batch);
+#pragma omp parallel for schedule(static) \
+    if (batch > 1 && m * n * k < kSmallGemm && batch * m * n * k >= kMinParallelWork)
+    for (int64_t i = 0; i < batch; ++i)
+      gemm(la, lb, m, n, k, pa + oa[size_t(i)], pb + ob[size_t(i)], pc + i * m * n);
+  });
+}
+
+}  // namespace moh::cpu

@@ -1,0 +1,56 @@
+// matmul and bmm: validate operands, broadcast the batch dims and hand expanded views to the
+// backend GEMM (which never copies row- or column-major matrices).
+#include "core/cpu/matmul.h"
+
+#include "core/dispatch.h"
+#include "core/ops.h"
+
+namespace moh {
+namespace {
+
+void check_operands(const char* op, const Tensor& a, const Tensor& b) {
+  MOH_CHECK(a.defined() && b.defined(), op, ": got ", describe(a), " and ", describe(b));
+  MOH_CHECK(a.device() == b.device(), op, ": operands on different devices: ", describe(a), " and ",
+            describe(b));
+  MOH_CHECK(a.dtype() == b.dtype(), op, ": dtype mismatch: ", describe(a), " and ", describe(b));
+  MOH_CHECK(a.dtype() == DType::Float32 || a.dtype() == DType::Float64, op,
+            ": expected float32 or float64 operands, got ", describe(a), " and ", describe(b));
+  MOH_CHECK(a.dim() >= 2 && b.dim() >= 2, op,
+            ": expected operands with at least 2 dims ([..., M, K] and [..., K, N]), got ", describe(a),
+            " and ", describe(b), " (unsqueeze 1-D operands)");
+  MOH_CHECK(a.size(-1) == b.size(-2), op, ": inner dims differ: ", describe(a), " @ ", describe(b), " (",
+            a.size(-1), " vs ", b.size(-2), ")");
+}
+
+}  // namespace
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  check_operands("matmul", a, b);
+  const Shape a_batch(a.shape().begin(), a.shape().end() - 2),
+      b_batch(b.shape().begin(), b.shape().end() - 2);
+  const size_t nb = std::max(a_batch.size(), b_batch.size());
+  Shape batch(nb);
+  for (size_t i = 0; i < nb; ++i) {
+    int64_t da = i + a_batch.size() >= nb ? a_batch[i + a_batch.size() - nb] : 1;
+    int64_t db = i + b_batch.size() >= nb ? b_batch[i + b_batch.size() - nb] : 1;
+    MOH_CHECK(da == db || da == 1 || db == 1, "matmul: batch dims of ", describe(a), " and ", describe(b),
+              " do not broadcast");
+    batch[i] = da == 1 ? db : da;
+  }
+  Shape a_shape = batch, b_shape = batch, out_shape = batch;
+  a_shape.insert(a_shape.end(), {a.size(-2), a.size(-1)});
+  b_shape.insert(b_shape.end(), {b.size(-2), b.size(-1)});
+  out_shape.insert(out_shape.end(), {a.size(-2), b.size(-1)});
+  Tensor out = Tensor::empty(out_shape, a.dtype(), a.device());
+  MOH_BACKEND(a.device(), matmul, out, a.expand(a_shape), b.expand(b_shape));
+  return out;
+}
+
+Tensor bmm(const Tensor& a, const Tensor& b) {
+  check_operands("bmm", a, b);
+  MOH_CHECK(a.dim() == 3 && b.dim() == 3 && a.size(0) == b.size(0),
+            "bmm: expected [B, M, K] @ [B, K, N], got ", describe(a), " @ ", describe(b));
+  return matmul(a, b);
+}
+
+}  // namespace moh
