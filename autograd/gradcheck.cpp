@@ -47,18 +47,15 @@ GradcheckResult gradcheck(const GradcheckFn& fn, const std::vector<Variable>& in
   for (size_t i = 0; i < inputs.size(); ++i) check_input(inputs[i], i);
   MOH_CHECK(grad_enabled(), "gradcheck: called under NoGradGuard");
 
-  std::vector<Variable> fresh;  // leaf copies: the caller's .grad stays untouched
+  // The inputs themselves are differentiated (so fn may also reach them another way, e.g. as a
+  // module's parameters); their existing .grad is set aside and restored afterwards.
+  std::vector<Tensor> saved_grads;
   for (const Variable& v : inputs) {
-    if (!v.requires_grad()) {
-      fresh.push_back(v);
-      continue;
-    }
-    Variable copy(v.data(), true);
-    copy.set_name(v.name());
-    fresh.push_back(copy);
+    saved_grads.push_back(v.requires_grad() && v.grad().defined() ? v.grad().clone() : Tensor());
+    if (v.requires_grad()) Variable(v).zero_grad();  // a handle: clears the caller's leaf
   }
 
-  Variable out = fn(fresh);
+  Variable out = fn(inputs);
   MOH_CHECK(out.defined() && out.requires_grad(), "gradcheck: the output does not require grad");
   MOH_CHECK(is_floating(out.dtype()), "gradcheck: the output ", out.describe(), " is not floating point");
   Generator gen(options.seed);
@@ -69,12 +66,15 @@ GradcheckResult gradcheck(const GradcheckFn& fn, const std::vector<Variable>& in
 
   GradcheckResult result;
   double worst_ratio = -1.0;
-  for (size_t i = 0; i < fresh.size(); ++i) {
-    if (!fresh[i].requires_grad()) continue;
-    const Tensor& data = fresh[i].data();
-    const Tensor grad = fresh[i].grad();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].requires_grad()) continue;
+    const Tensor& data = inputs[i].data();
+    const Tensor grad = inputs[i].grad();
     std::vector<double> analytic =
         grad.defined() ? grad.to_vector<double>() : std::vector<double>(size_t(data.numel()));
+    Variable caller = inputs[i];
+    if (saved_grads[i].defined()) caller.set_grad(saved_grads[i]);
+    else caller.zero_grad();
     double* base = data.data<double>();
     for (int64_t e = 0; e < data.numel(); ++e) {
       double* element = base + element_offset(data, e);
@@ -83,7 +83,7 @@ GradcheckResult gradcheck(const GradcheckFn& fn, const std::vector<Variable>& in
       for (int side = 0; side < 2; ++side) {
         *element = original + (side == 0 ? options.eps : -options.eps);
         NoGradGuard no_grad;
-        f[side] = objective(fn(fresh), weights);
+        f[side] = objective(fn(inputs), weights);
       }
       *element = original;
       const double numeric = (f[0] - f[1]) / (2.0 * options.eps);
@@ -109,8 +109,8 @@ GradcheckResult gradcheck(const GradcheckFn& fn, const std::vector<Variable>& in
       << " elements, max abs error " << result.max_abs_error << ", max rel error " << result.max_rel_error;
   if (result.worst_input >= 0) {
     msg << "; worst: input " << result.worst_input;
-    if (!fresh[size_t(result.worst_input)].name().empty())
-      msg << " '" << fresh[size_t(result.worst_input)].name() << "'";
+    if (!inputs[size_t(result.worst_input)].name().empty())
+      msg << " '" << inputs[size_t(result.worst_input)].name() << "'";
     msg << " element " << result.worst_element << " analytic " << result.worst_analytic << " numeric "
         << result.worst_numeric;
   }

@@ -1,0 +1,139 @@
+// MoHAttention: routing, then the dense or the sparse execution (see moh_attention.h).
+#include "layers/moh_attention.h"
+
+#include "autograd/autograd.h"
+#include "core/factory.h"
+#include "core/ops.h"
+
+namespace moh {
+namespace {
+
+std::shared_ptr<Linear> gate_layer(int64_t dim, int64_t out, bool bias, DType dtype, Generator& gen) {
+  return std::make_shared<Linear>(LinearOptions{dim, out, bias, WeightInit::TruncNormal, 0.02, dtype}, gen);
+}
+
+}  // namespace
+
+MoHAttention::MoHAttention(const AttentionOptions& attention, const MoHOptions& moh, Generator& gen)
+    : MultiHeadAttention(attention, gen), moh_(moh) {
+  const int64_t h = num_heads(), hs = moh.shared_heads, k = moh.routed_topk;
+  MOH_CHECK(hs >= 0 && hs <= h, "MoHAttention: shared_heads ", hs, " must be in [0, num_heads = ", h, "]");
+  MOH_CHECK(k >= 0 && k <= h - hs, "MoHAttention: routed_topk ", k, " must be in [0, ", h - hs,
+            "] (the number of routed heads, num_heads - shared_heads)");
+  MOH_CHECK(moh.gates || k == 0, "MoHAttention: gates can only be disabled when routed_topk is 0");
+  MOH_CHECK(moh.eps > 0, "MoHAttention: eps must be positive, got ", moh.eps);
+  split_ = {h, k == 0 ? h : hs, k};
+  if (moh.router == MoHRouter::QueryNorm) return;  // parameter-free
+  const int64_t dim = options().dim;
+  if (k == 0) {
+    if (moh.gates) shared_gate_ = register_module("shared_gate", gate_layer(dim, h, false, options().dtype, gen));
+    return;
+  }
+  router_ = register_module("router", gate_layer(dim, h - hs, false, options().dtype, gen));
+  if (hs > 1) shared_gate_ = register_module("shared_gate", gate_layer(dim, hs, false, options().dtype, gen));
+  if (hs > 0) stage_gate_ = register_module("stage_gate", gate_layer(dim, 2, true, options().dtype, gen));
+}
+
+std::string MoHAttention::extra_repr() const {
+  return str_cat(MultiHeadAttention::extra_repr(), ", shared=", split_.shared, ", topk=", split_.topk,
+                 moh_.execution == MoHExecution::Sparse ? ", sparse" : ", dense",
+                 moh_.router == MoHRouter::QueryNorm ? ", query_norm_router" : "");
+}
+
+double MoHAttention::active_share() const {
+  return double(split_.shared + split_.topk) / double(split_.heads);
+}
+
+Routing MoHAttention::route(const ag::Variable& x2d) const {
+  return learned_routing(x2d, {router_.get(), shared_gate_.get(), stage_gate_.get()}, split_, is_training(),
+                         moh_.eps);
+}
+
+AttentionOutput MoHAttention::forward(const ag::Variable& x, const Tensor& positions) {
+  check_input(x);
+  const int64_t batch = x.size(0), tokens = x.size(1);
+  const Tensor pos = resolve_positions(positions, batch, tokens);
+  Routing routing;
+  if (moh_.router == MoHRouter::Learned) routing = route(ag::reshape(x, {batch * tokens, options().dim}));
+  const bool sparse = moh_.execution == MoHExecution::Sparse && split_.topk > 0;
+  ag::Variable out = sparse ? forward_sparse(x, pos, routing) : forward_dense(x, pos, routing);
+  {
+    ag::NoGradGuard no_grad;
+    stats_ = routing_stats(routing, split_, batch * tokens);
+  }
+  return {out, routing.balance_loss};
+}
+
+ag::Variable MoHAttention::forward_dense(const ag::Variable& x, const Tensor& pos, Routing& routing) {
+  const int64_t batch = x.size(0), tokens = x.size(1), h = num_heads();
+  Heads heads = split_heads(qkv_->forward(x), pos);
+  if (moh_.router == MoHRouter::QueryNorm)
+    routing = query_norm_routing(ag::reshape(ag::permute(heads.q, {0, 2, 1, 3}), {batch * tokens, h, head_dim()}),
+                                 split_, moh_.eps);
+  ag::Variable o = ag::permute(ag::attention(heads.q, heads.k, heads.v, scale(), options().causal), {0, 2, 1, 3});
+  if (routing.gates.defined()) o = ag::mul(o, ag::view(routing.gates, {batch, tokens, h, 1}));
+  return proj_->forward(ag::reshape(o, {batch, tokens, h * head_dim()}));
+}
+
+ag::Variable MoHAttention::forward_sparse(const ag::Variable& x, const Tensor& pos, Routing& routing) {
+  const int64_t batch = x.size(0), tokens = x.size(1), n = batch * tokens;
+  const int64_t h = num_heads(), hs = split_.shared, e = split_.routed(), dh = head_dim(), dim = options().dim;
+  auto [k, v] = keys_values(x, pos);  // [B, H, T, Dh]
+
+  // Queries: routed rows only (and shared heads densely).
+  ag::Variable q_shared, q_rows;
+  RoutedRows rows;
+  if (moh_.router == MoHRouter::Learned) {
+    rows = pack_routed_rows(routing.topk, batch, tokens, split_);
+    auto [w, b] = qkv_rows(hs * dh, e * dh);
+    q_rows = ag::gather_linear(ag::reshape(x, {n, dim}), rows.token_index, rows.head_offsets, ag::view(w, {e, dh, dim}),
+                           b.defined() ? ag::view(b, {e, dh}) : ag::Variable());
+    const Tensor rope_pos = pos.defined() ? pos.reshape({n}).to(DType::Int64).contiguous() : Tensor();
+    q_rows = prepare_query_rows(q_rows, rope_pos.defined() ? index_select(rope_pos, 0, rows.token_index) : Tensor());
+    if (hs > 0) {
+      auto [ws, bs] = qkv_rows(0, hs * dh);
+      q_shared = prepare_queries(ag::view(linear(x, ws, bs), {batch, tokens, hs, dh}), pos);
+    }
+  } else {
+    // The query-norm router scores every head, so every query is projected; attention still
+    // runs only on the selected rows.
+    auto [wq, bq] = qkv_rows(0, h * dh);
+    ag::Variable q = prepare_queries(ag::view(linear(x, wq, bq), {batch, tokens, h, dh}), pos);  // [B, H, T, Dh]
+    ag::Variable q_tokens = ag::reshape(ag::permute(q, {0, 2, 1, 3}), {n, h, dh});
+    routing = query_norm_routing(q_tokens, split_, moh_.eps);
+    rows = pack_routed_rows(routing.topk, batch, tokens, split_);
+    q_rows = ag::index_select(ag::reshape(q_tokens, {n * h, dh}), 0, rows.pair_index);
+    if (hs > 0) q_shared = ag::narrow(q, 1, 0, hs);
+  }
+
+  // Routed heads: attention on the selected rows, gated, through their slices of W_O.
+  ag::Variable o_rows = ag::attention_packed(q_rows, rows.row_offsets, rows.q_pos, ag::narrow(k, 1, hs, e),
+                                             ag::narrow(v, 1, hs, e), scale(), options().causal);
+  if (routing.gates.defined())
+    o_rows = ag::mul(o_rows, ag::unsqueeze(ag::index_select(ag::reshape(routing.gates, {n * h}), 0, rows.pair_index), 1));
+  const ag::Variable& w_out = proj_->weight();  // [dim, H * Dh]
+  ag::Variable w_routed = ag::permute(ag::view(ag::narrow(w_out, 1, hs * dh, e * dh), {dim, e, dh}), {1, 0, 2});
+  ag::Variable y = ag::view(ag::scatter_linear(o_rows, rows.token_index, rows.head_offsets, w_routed, n), {batch, tokens, dim});
+
+  // Shared heads: dense attention and their slice of W_O (which also adds the bias).
+  if (hs > 0) {
+    ag::Variable o = ag::permute(
+        ag::attention(q_shared, ag::narrow(k, 1, 0, hs), ag::narrow(v, 1, 0, hs), scale(), options().causal),
+        {0, 2, 1, 3});
+    if (routing.gates.defined())
+      o = ag::mul(o, ag::view(ag::narrow(routing.gates, 1, 0, hs), {batch, tokens, hs, 1}));
+    return ag::add(y, linear(ag::reshape(o, {batch, tokens, hs * dh}), ag::narrow(w_out, 1, 0, hs * dh), proj_->bias()));
+  }
+  return proj_->bias().defined() ? ag::add(y, proj_->bias()) : y;
+}
+
+std::shared_ptr<MoHAttention> convert_to_moh(const MultiHeadAttention& mha, MoHOptions options) {
+  options.router = MoHRouter::QueryNorm;
+  Generator unused(0);
+  auto moh = std::make_shared<MoHAttention>(mha.options(), options, unused);
+  moh->load_state_dict(mha.state_dict());
+  moh->train(mha.is_training());
+  return moh;
+}
+
+}  // namespace moh

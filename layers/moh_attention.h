@@ -1,0 +1,61 @@
+// MoHAttention: multi-head attention whose heads are experts (MoH, arXiv 2410.11842). Same
+// parameters and interface as MultiHeadAttention (so an MHA checkpoint loads into it) plus the gate
+// layers of the learned router (`router`, `shared_gate`, `stage_gate`), a balance loss returned
+// with the output, and routing statistics. Routing math: moh_routing.h.
+// Two executions that agree numerically: Dense computes every head and multiplies by its gate;
+// Sparse computes, for each routed head, only the tokens that selected it: their query
+// projections (gather_linear), their attention rows (attention_packed) and their slice of the
+// output projection (scatter_linear); shared heads run densely. Keys and values are computed for
+// every token and head in both.
+#pragma once
+
+#include "layers/moh_routing.h"
+#include "layers/multi_head_attention.h"
+
+namespace moh {
+
+enum class MoHExecution { Dense, Sparse };
+enum class MoHRouter { Learned, QueryNorm };
+
+struct MoHOptions {
+  int64_t shared_heads = 0;  // hs, heads [0, hs) always on
+  int64_t routed_topk = 0;   // K of the E = H - hs routed heads per token; 0 = every head shared (hs ignored)
+  MoHExecution execution = MoHExecution::Sparse;
+  MoHRouter router = MoHRouter::Learned;
+  bool gates = true;    // K == 0 only: false = no gate layer (exactly MultiHeadAttention)
+  double eps = 1e-6;    // floor of the routed renormalisation denominator (and query-norm std)
+};
+
+class MoHAttention : public MultiHeadAttention {
+ public:
+  MoHAttention(const AttentionOptions& attention, const MoHOptions& moh, Generator& gen);
+  std::string type_name() const override { return "MoHAttention"; }
+  std::string extra_repr() const override;
+
+  // x [B, T, dim] -> out [B, T, dim]; balance_loss is set in training when K > 0 with the learned router.
+  AttentionOutput forward(const ag::Variable& x, const Tensor& positions = {}) override;
+
+  const MoHOptions& moh_options() const { return moh_; }
+  void set_execution(MoHExecution execution) { moh_.execution = execution; }
+  HeadSplit head_split() const { return split_; }
+  // Share of (token, head) query rows this layer computes: (hs + K) / H.
+  double active_share() const;
+  // Statistics of the last forward.
+  const RoutingStats& last_stats() const { return stats_; }
+
+ private:
+  Routing route(const ag::Variable& x2d) const;
+  ag::Variable forward_dense(const ag::Variable& x, const Tensor& pos, Routing& routing);
+  ag::Variable forward_sparse(const ag::Variable& x, const Tensor& pos, Routing& routing);
+
+  MoHOptions moh_;
+  HeadSplit split_;
+  std::shared_ptr<Linear> router_, shared_gate_, stage_gate_;
+  RoutingStats stats_;
+};
+
+// An MoH layer with the query-norm router (no new parameters) holding a copy of mha's weights:
+// the LLaMA3 conversion recipe.
+std::shared_ptr<MoHAttention> convert_to_moh(const MultiHeadAttention& mha, MoHOptions options);
+
+}  // namespace moh

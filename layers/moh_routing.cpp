@@ -1,0 +1,137 @@
+// MoH routing math on the tape (see moh_routing.h for the formulas).
+#include "layers/moh_routing.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "autograd/autograd.h"
+#include "core/factory.h"
+#include "core/ops.h"
+
+namespace moh {
+namespace {
+
+// The K selected routed heads of each row of p [N, E], ascending, and their one-hot mask.
+std::pair<Tensor, Tensor> select_topk(const Tensor& p, int64_t k) {
+  TopK top = moh::topk(p, k);
+  const int64_t n = p.size(0), e = p.size(1);
+  std::vector<int64_t> idx = top.indices.to_vector<int64_t>();
+  for (int64_t i = 0; i < n; ++i) std::sort(idx.begin() + i * k, idx.begin() + (i + 1) * k);
+  std::vector<float> mask(size_t(n * e), 0.0f);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < k; ++j) mask[size_t(i * e + idx[size_t(i * k + j)])] = 1.0f;
+  return {from_vector(idx, {n, k}), from_vector(mask, {n, e}, p.dtype())};
+}
+
+// Forward value: the binary mask; gradient: passed straight through to `soft` where the mask is
+// 1. Unselected heads get none, so the dense and the sparse execution (which never computes an
+// unselected head's output) train identically.
+ag::Variable straight_through(const Tensor& mask, const ag::Variable& soft) {
+  return ag::record("straight_through", mask, {soft},
+                    [mask](const Tensor& g, const ag::Needs&) { return std::vector<Tensor>{mul(g, mask)}; });
+}
+
+// K * p*m / max(sum(p*m), eps) over the routed heads.
+ag::Variable renormalised(const ag::Variable& p, const Tensor& mask, int64_t k, double eps) {
+  ag::Variable pm = ag::mul(p, ag::Variable(mask));
+  ag::Variable denom = ag::clamp(ag::sum(pm, {1}, true), eps, std::nullopt);
+  return ag::mul(ag::div(pm, denom), double(k));
+}
+
+}  // namespace
+
+Routing learned_routing(const ag::Variable& x, const GateLayers& layers, const HeadSplit& split, bool training,
+                        double eps) {
+  const int64_t n = x.size(0);
+  Routing out;
+  if (split.topk == 0) {
+    if (layers.shared_gate)
+      out.gates = ag::mul(ag::softmax(layers.shared_gate->forward(x), 1), double(split.heads));
+    return out;
+  }
+  const int64_t hs = split.shared, k = split.topk, e = split.routed();
+  ag::Variable p = ag::softmax(layers.router->forward(x), 1);  // [N, E]
+  auto [topk, mask] = select_topk(p.data(), k);
+  out.topk = topk;
+  out.probs = p.data();
+  ag::Variable r = renormalised(p, mask, k, eps);
+  if (hs == 0) {
+    out.gates = r;
+  } else {
+    ag::Variable s = hs == 1 ? ag::Variable(ones({n, 1}, x.dtype()))
+                             : ag::mul(ag::softmax(layers.shared_gate->forward(x), 1), double(hs));
+    ag::Variable a = ag::mul(ag::softmax(layers.stage_gate->forward(x), 1), 2.0);  // [N, 2]
+    out.gates = ag::cat({ag::mul(ag::narrow(a, 1, 0, 1), s), ag::mul(ag::narrow(a, 1, 1, 1), r)}, 1);
+  }
+  if (training) {
+    Tensor mask_mean = mean(mask, {0});
+    out.balance_loss = ag::mul(ag::sum(ag::mul(ag::mean(p, {0}), ag::Variable(mask_mean))), double(e));
+  }
+  return out;
+}
+
+Routing query_norm_routing(const ag::Variable& q, const HeadSplit& split, double eps) {
+  const int64_t n = q.size(0), hs = split.shared, e = split.routed();
+  Routing out;
+  if (split.topk == 0) return out;  // every head shared, every gate 1
+  ag::Variable norms = ag::sqrt(ag::sum(ag::mul(q, q), {2}));  // [N, H]
+  ag::Variable routed = ag::narrow(norms, 1, hs, e);
+  ag::Variable spread = ag::add(ag::sqrt(ag::variance(routed, {1}, 0, true)), eps);
+  ag::Variable score = ag::softmax(ag::div(routed, spread), 1);  // [N, E]
+  auto [topk, mask] = select_topk(score.data(), split.topk);
+  out.topk = topk;
+  out.probs = score.data();
+  ag::Variable routed_gates = straight_through(mask, score);
+  out.gates = hs == 0 ? routed_gates : ag::cat({ag::Variable(ones({n, hs}, q.dtype())), routed_gates}, 1);
+  return out;
+}
+
+RoutedRows pack_routed_rows(const Tensor& topk, int64_t batch, int64_t tokens, const HeadSplit& split) {
+  const int64_t k = split.topk, e = split.routed(), n = batch * tokens;
+  MOH_CHECK(topk.shape() == (Shape{n, k}), "pack_routed_rows: topk ", describe(topk), " must be [", n, ", ", k, "]");
+  const std::vector<int64_t> sel = topk.to_vector<int64_t>();
+  std::vector<int64_t> counts(size_t(e * batch + 1), 0);
+  for (int64_t i = 0; i < n * k; ++i) ++counts[size_t(sel[size_t(i)] * batch + (i / k) / tokens + 1)];
+  for (size_t g = 1; g < counts.size(); ++g) counts[g] += counts[g - 1];  // now group start offsets
+  std::vector<int64_t> next(counts.begin(), counts.end() - 1);
+  std::vector<int64_t> token_index(size_t(n * k)), q_pos(size_t(n * k)), pair_index(size_t(n * k));
+  for (int64_t token = 0; token < n; ++token)  // token order keeps each group ascending
+    for (int64_t j = 0; j < k; ++j) {
+      const int64_t head = sel[size_t(token * k + j)];
+      const int64_t r = next[size_t(head * batch + token / tokens)]++;
+      token_index[size_t(r)] = token;
+      q_pos[size_t(r)] = token % tokens;
+      pair_index[size_t(r)] = token * split.heads + split.shared + head;
+    }
+  std::vector<int64_t> head_offsets(size_t(e + 1));
+  for (int64_t h = 0; h <= e; ++h) head_offsets[size_t(h)] = counts[size_t(h * batch)];
+  const int64_t rows = n * k;
+  return {from_vector(token_index, {rows}), from_vector(q_pos, {rows}), from_vector(pair_index, {rows}),
+          from_vector(counts, {e * batch + 1}), from_vector(head_offsets, {e + 1})};
+}
+
+RoutingStats routing_stats(const Routing& routing, const HeadSplit& split, int64_t tokens) {
+  RoutingStats stats;
+  stats.tokens = tokens;
+  const int64_t h = split.heads, hs = split.topk == 0 ? h : split.shared;
+  stats.selection_rate.assign(size_t(h), 0.0);
+  stats.mean_gate.assign(size_t(h), 1.0);
+  for (int64_t i = 0; i < hs; ++i) stats.selection_rate[size_t(i)] = 1.0;
+  if (routing.topk.defined()) {
+    for (int64_t id : routing.topk.to_vector<int64_t>()) stats.selection_rate[size_t(hs + id)] += 1.0 / double(tokens);
+    const std::vector<double> p = routing.probs.to_vector<double>();
+    double entropy = 0;
+    for (double v : p)
+      if (v > 0) entropy -= v * std::log(v);
+    stats.router_entropy = entropy / double(tokens);
+  }
+  if (routing.gates.defined()) {
+    const std::vector<double> g = mean(routing.gates.data(), {0}).to_vector<double>();
+    stats.mean_gate.assign(g.begin(), g.end());
+  } else if (routing.topk.defined()) {
+    stats.mean_gate = stats.selection_rate;
+  }
+  return stats;
+}
+
+}  // namespace moh

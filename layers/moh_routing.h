@@ -1,0 +1,70 @@
+// MoH head routing, exactly as DESIGN.md ("MoH attention") defines it, for N tokens and H heads
+// of which the first hs are shared and E = H - hs are routed, each token keeping K routed heads:
+//   learned router:  p = softmax(W_r x), m = one_hot(topk(p, K)), r = K * p*m / max(sum(p*m), eps),
+//                    s = hs * softmax(W_s x) (1 when hs == 1), [a1, a2] = 2 * softmax(W_h x),
+//                    g = [a1 * s, a2 * r] (hs > 0) or r (hs == 0);
+//                    L_b = E * sum_i mean_t(p_i) * mean_t(m_i) in training (gradient through p only).
+//   all-shared (K == 0): g = H * softmax(W_s' x), or no gates at all (plain MHA).
+//   query-norm router (converting a trained MHA): score = softmax over routed heads of
+//                    ||q_i|| / std_j ||q_j|| (std over the routed heads), binary gates (1 for shared
+//                    and selected heads) with a straight-through gradient to the scores of the
+//                    selected heads; no balance loss.
+// Also the packed row layout that MoH's sparse mode executes, and per-layer routing statistics.
+#pragma once
+
+#include <vector>
+
+#include "autograd/variable.h"
+#include "layers/linear.h"
+
+namespace moh {
+
+struct HeadSplit {
+  int64_t heads = 0;   // H
+  int64_t shared = 0;  // hs
+  int64_t topk = 0;    // K (0: all heads shared)
+  int64_t routed() const { return topk == 0 ? 0 : heads - shared; }
+};
+
+struct Routing {
+  ag::Variable gates;         // [N, H]; undefined = every gate is 1
+  Tensor topk;                // [N, K] int64 routed-head ids in [0, E), ascending; undefined when K == 0
+  Tensor probs;               // [N, E] router (or query-norm) probabilities, values only
+  ag::Variable balance_loss;  // 0-d; learned router in training with K > 0, else undefined
+};
+
+// The learned router's gate layers: router = W_r [E, dim]; shared_gate = W_s [hs, dim] (hs > 1) or
+// W_s' [H, dim] (K == 0 with gates); stage_gate = W_h [2, dim] (hs > 0 and K > 0). Null when absent.
+struct GateLayers {
+  const Linear* router = nullptr;
+  const Linear* shared_gate = nullptr;
+  const Linear* stage_gate = nullptr;
+};
+
+Routing learned_routing(const ag::Variable& x, const GateLayers& layers, const HeadSplit& split, bool training,
+                        double eps);
+// q [N, H, Dh] (prepared queries of every head).
+Routing query_norm_routing(const ag::Variable& q, const HeadSplit& split, double eps);
+
+// The selected (token, routed head) pairs in execution order: grouped by routed head, then by
+// batch, tokens ascending inside a group. Row r is token token_index[r] = b * T + t at position
+// q_pos[r] = t for routed head e; pair_index[r] = token * H + hs + e indexes a flat [N * H] array.
+struct RoutedRows {
+  Tensor token_index;   // [R] int64
+  Tensor q_pos;         // [R] int64
+  Tensor pair_index;    // [R] int64
+  Tensor row_offsets;   // [E * B + 1] int64, group g = e * B + b (attention_packed's order)
+  Tensor head_offsets;  // [E + 1] int64 (gather_linear / scatter_linear groups)
+};
+RoutedRows pack_routed_rows(const Tensor& topk, int64_t batch, int64_t tokens, const HeadSplit& split);
+
+// How a layer routed its last batch: cheap to compute every step, logged every N steps.
+struct RoutingStats {
+  int64_t tokens = 0;
+  std::vector<double> selection_rate;  // [H] share of tokens using each head (shared heads: 1)
+  std::vector<double> mean_gate;       // [H] mean gate value over tokens (0 where unselected)
+  double router_entropy = 0.0;         // mean over tokens of -sum p log p (0 without routed heads)
+};
+RoutingStats routing_stats(const Routing& routing, const HeadSplit& split, int64_t tokens);
+
+}  // namespace moh

@@ -1,0 +1,122 @@
+// MultiHeadAttention: projections, qk-norm, RoPE, GQA repetition and the blocked attention op.
+#include "layers/multi_head_attention.h"
+
+#include <cmath>
+
+#include "autograd/autograd.h"
+#include "core/factory.h"
+#include "core/ops.h"
+
+namespace moh {
+
+MultiHeadAttention::MultiHeadAttention(const AttentionOptions& options, Generator& gen) : options_(options) {
+  AttentionOptions& o = options_;
+  MOH_CHECK(o.dim > 0 && o.num_heads > 0, "MultiHeadAttention: dim and num_heads must be positive, got dim=", o.dim,
+            " num_heads=", o.num_heads);
+  if (o.head_dim == 0) {
+    MOH_CHECK(o.dim % o.num_heads == 0, "MultiHeadAttention: dim ", o.dim, " is not divisible by num_heads ",
+              o.num_heads, " (set head_dim explicitly)");
+    o.head_dim = o.dim / o.num_heads;
+  }
+  if (o.num_kv_heads == 0) o.num_kv_heads = o.num_heads;
+  MOH_CHECK(o.num_kv_heads > 0 && o.num_heads % o.num_kv_heads == 0, "MultiHeadAttention: num_kv_heads ",
+            o.num_kv_heads, " must divide num_heads ", o.num_heads);
+  MOH_CHECK(o.rope_theta == 0 || o.head_dim % 2 == 0, "MultiHeadAttention: RoPE needs an even head_dim, got ",
+            o.head_dim);
+  const int64_t qkv_out = (o.num_heads + 2 * o.num_kv_heads) * o.head_dim;
+  qkv_ = register_module("qkv", std::make_shared<Linear>(
+                                    LinearOptions{o.dim, qkv_out, o.qkv_bias, o.init, o.init_std, o.dtype}, gen));
+  if (o.qk_norm) {
+    q_norm_ = register_module("q_norm", std::make_shared<LayerNorm>(LayerNormOptions{o.head_dim, 1e-6, true, o.dtype}));
+    k_norm_ = register_module("k_norm", std::make_shared<LayerNorm>(LayerNormOptions{o.head_dim, 1e-6, true, o.dtype}));
+  }
+  proj_ = register_module("proj", std::make_shared<Linear>(LinearOptions{o.num_heads * o.head_dim, o.dim, o.proj_bias,
+                                                                         o.init, o.init_std, o.dtype},
+                                                           gen));
+  if (o.rope_theta > 0) rope_.emplace(RopeOptions{o.head_dim, o.max_positions, o.rope_theta, o.dtype});
+}
+
+std::string MultiHeadAttention::extra_repr() const {
+  const AttentionOptions& o = options_;
+  std::string s = str_cat("dim=", o.dim, ", heads=", o.num_heads, ", head_dim=", o.head_dim);
+  if (o.num_kv_heads != o.num_heads) s += str_cat(", kv_heads=", o.num_kv_heads);
+  if (o.causal) s += ", causal";
+  if (o.qk_norm) s += ", qk_norm";
+  if (o.rope_theta > 0) s += str_cat(", rope_theta=", o.rope_theta);
+  return s;
+}
+
+double MultiHeadAttention::scale() const { return 1.0 / std::sqrt(double(options_.head_dim)); }
+
+void MultiHeadAttention::check_input(const ag::Variable& x) const {
+  MOH_CHECK(x.defined() && x.dim() == 3 && x.size(2) == options_.dim, layer_label(*this),
+            ": expected an input [B, T, ", options_.dim, "], got ", x.defined() ? x.describe() : "undefined");
+  MOH_CHECK(x.dtype() == options_.dtype, layer_label(*this), ": input ", x.describe(), " does not match the layer's ",
+            dtype_name(options_.dtype));
+}
+
+Tensor MultiHeadAttention::resolve_positions(const Tensor& positions, int64_t batch, int64_t tokens) const {
+  if (!rope_) return {};
+  Tensor pos = positions.defined() ? positions : arange(tokens);
+  MOH_CHECK(pos.dtype() == DType::Int64 && (pos.shape() == Shape{tokens} || pos.shape() == Shape{batch, tokens}),
+            layer_label(*this), ": positions must be int64 [T] or [B, T] = [", batch, ", ", tokens, "], got ",
+            describe(pos));
+  return pos.dim() == 1 ? pos.unsqueeze(0).expand({batch, tokens}) : pos;
+}
+
+std::pair<ag::Variable, ag::Variable> MultiHeadAttention::qkv_rows(int64_t row0, int64_t rows) const {
+  ag::Variable w = ag::narrow(qkv_->weight(), 0, row0, rows);
+  ag::Variable b = qkv_->bias().defined() ? ag::narrow(qkv_->bias(), 0, row0, rows) : ag::Variable();
+  return {w, b};
+}
+
+ag::Variable MultiHeadAttention::prepare_queries(const ag::Variable& q, const Tensor& pos) const {
+  ag::Variable out = ag::permute(q_norm_ ? q_norm_->forward(q) : q, {0, 2, 1, 3});  // [B, h, T, Dh]
+  return rope_ ? rope_->forward(out, pos) : out;
+}
+
+std::pair<ag::Variable, ag::Variable> MultiHeadAttention::prepare_keys_values(const ag::Variable& k,
+                                                                              const ag::Variable& v,
+                                                                              const Tensor& pos) const {
+  ag::Variable kp = ag::permute(k_norm_ ? k_norm_->forward(k) : k, {0, 2, 1, 3});  // [B, Hkv, T, Dh]
+  ag::Variable vp = ag::permute(v, {0, 2, 1, 3});
+  if (rope_) kp = rope_->forward(kp, pos);
+  const int64_t group = options_.num_heads / options_.num_kv_heads;
+  if (group == 1) return {kp, vp};
+  auto repeat = [&](const ag::Variable& t) {  // [B, Hkv, T, Dh] -> [B, Hkv * group, T, Dh]
+    Shape s = t.shape();
+    ag::Variable e = ag::expand(ag::unsqueeze(t, 2), {s[0], s[1], group, s[2], s[3]});
+    return ag::reshape(e, {s[0], s[1] * group, s[2], s[3]});
+  };
+  return {repeat(kp), repeat(vp)};
+}
+
+MultiHeadAttention::Heads MultiHeadAttention::split_heads(const ag::Variable& qkv, const Tensor& pos) const {
+  const int64_t h = options_.num_heads, hkv = options_.num_kv_heads;
+  ag::Variable heads = ag::view(qkv, {qkv.size(0), qkv.size(1), h + 2 * hkv, options_.head_dim});
+  auto [k, v] = prepare_keys_values(ag::narrow(heads, 2, h, hkv), ag::narrow(heads, 2, h + hkv, hkv), pos);
+  return {prepare_queries(ag::narrow(heads, 2, 0, h), pos), k, v};
+}
+
+std::pair<ag::Variable, ag::Variable> MultiHeadAttention::keys_values(const ag::Variable& x, const Tensor& pos) const {
+  const int64_t h = options_.num_heads, hkv = options_.num_kv_heads, dh = options_.head_dim;
+  auto [w, b] = qkv_rows(h * dh, 2 * hkv * dh);
+  ag::Variable kv = ag::view(linear(x, w, b), {x.size(0), x.size(1), 2 * hkv, dh});
+  return prepare_keys_values(ag::narrow(kv, 2, 0, hkv), ag::narrow(kv, 2, hkv, hkv), pos);
+}
+
+ag::Variable MultiHeadAttention::prepare_query_rows(const ag::Variable& rows, const Tensor& rope_pos) const {
+  ag::Variable out = q_norm_ ? q_norm_->forward(rows) : rows;
+  return rope_ ? rope_->forward(out, rope_pos) : out;
+}
+
+AttentionOutput MultiHeadAttention::forward(const ag::Variable& x, const Tensor& positions) {
+  check_input(x);
+  const int64_t batch = x.size(0), tokens = x.size(1);
+  Heads heads = split_heads(qkv_->forward(x), resolve_positions(positions, batch, tokens));
+  ag::Variable o = ag::attention(heads.q, heads.k, heads.v, scale(), options_.causal);  // [B, H, T, Dh]
+  ag::Variable merged = ag::reshape(ag::permute(o, {0, 2, 1, 3}), {batch, tokens, -1});  // a view: no copy
+  return {proj_->forward(merged), {}};
+}
+
+}  // namespace moh

@@ -1,0 +1,82 @@
+// MultiHeadAttention: fused qkv projection (`qkv.weight` [(H + 2 Hkv) * Dh, dim], optional bias),
+// optional grouped-query attention (Hkv < H key/value heads, each shared by H / Hkv query heads),
+// optional qk-norm (LayerNorm over Dh: `q_norm`, `k_norm`, as timm), optional RoPE on q and k,
+// optional causal mask, the blocked attention op, and the output projection (`proj`). Names follow
+// timm so ViT checkpoints load by name. MoHAttention (moh_attention.h) extends this class with
+// routing; the protected pieces are the steps both share.
+#pragma once
+
+#include <memory>
+#include <optional>
+
+#include "layers/linear.h"
+#include "layers/norm.h"
+#include "layers/rope.h"
+
+namespace moh {
+
+struct AttentionOptions {
+  int64_t dim = 0;
+  int64_t num_heads = 0;
+  int64_t head_dim = 0;      // 0: dim / num_heads
+  int64_t num_kv_heads = 0;  // 0: num_heads; fewer (dividing num_heads) = grouped-query attention
+  bool qkv_bias = true;
+  bool proj_bias = true;
+  bool causal = false;
+  bool qk_norm = false;
+  double rope_theta = 0.0;      // > 0 enables rotary embedding with this base
+  int64_t max_positions = 4096;  // RoPE table length
+  WeightInit init = WeightInit::XavierUniform;
+  double init_std = 0.02;
+  DType dtype = DType::Float32;
+};
+
+struct AttentionOutput {
+  ag::Variable out;           // [B, T, dim]
+  ag::Variable balance_loss;  // MoH layers in training with routed heads; else undefined
+};
+
+class MultiHeadAttention : public Module {
+ public:
+  MultiHeadAttention(const AttentionOptions& options, Generator& gen);
+  std::string type_name() const override { return "MultiHeadAttention"; }
+  std::string extra_repr() const override;
+
+  // x [B, T, dim]; positions (RoPE only): undefined = 0..T-1, int64 [T] or [B, T].
+  virtual AttentionOutput forward(const ag::Variable& x, const Tensor& positions = {});
+
+  const AttentionOptions& options() const { return options_; }
+  int64_t num_heads() const { return options_.num_heads; }
+  int64_t head_dim() const { return options_.head_dim; }
+  int64_t num_kv_heads() const { return options_.num_kv_heads; }
+
+ protected:
+  // The steps MHA and MoH share. `pos` is the resolved int64 [B, T] position table (undefined
+  // when RoPE is off).
+  Tensor resolve_positions(const Tensor& positions, int64_t batch, int64_t tokens) const;
+  // q [B, T, h, Dh] (a view of a projection) -> [B, h, T, Dh], q-normed and rotated.
+  ag::Variable prepare_queries(const ag::Variable& q, const Tensor& pos) const;
+  // k, v [B, T, Hkv, Dh] -> [B, H, T, Dh] each: k-normed, rotated, GQA heads repeated.
+  std::pair<ag::Variable, ag::Variable> prepare_keys_values(const ag::Variable& k, const ag::Variable& v,
+                                                            const Tensor& pos) const;
+  // Splits the fused projection [B, T, (H + 2 Hkv) * Dh] into prepared q, k, v [B, H, T, Dh].
+  struct Heads {
+    ag::Variable q, k, v;
+  };
+  Heads split_heads(const ag::Variable& qkv, const Tensor& pos) const;
+  // Keys and values alone (MoH's sparse mode projects queries separately).
+  std::pair<ag::Variable, ag::Variable> keys_values(const ag::Variable& x, const Tensor& pos) const;
+  // q-norm and RoPE for packed query rows [R, Dh] at rope positions [R] (undefined without RoPE).
+  ag::Variable prepare_query_rows(const ag::Variable& rows, const Tensor& rope_pos) const;
+  // Rows [row0, row0 + rows) of the fused qkv weight and of its bias (undefined without qkv_bias).
+  std::pair<ag::Variable, ag::Variable> qkv_rows(int64_t row0, int64_t rows) const;
+  void check_input(const ag::Variable& x) const;
+  double scale() const;
+
+  AttentionOptions options_;
+  std::shared_ptr<Linear> qkv_, proj_;
+  std::shared_ptr<LayerNorm> q_norm_, k_norm_;
+  std::optional<RotaryEmbedding> rope_;
+};
+
+}  // namespace moh
