@@ -10,6 +10,7 @@
 #include "core/factory.h"
 #include "core/ops.h"
 #include "layers/moh_attention.h"
+#include "tests/layers/layer_test_util.h"
 
 namespace moh {
 namespace {
@@ -143,15 +144,14 @@ TEST(MoHAttention, GradcheckBothExecutionsInFloat64) {
     o.dim = 8;
     o.head_dim = 2;
     Generator gen(9);
-    auto layer = std::make_shared<MoHAttention>(o, MoHOptions{1, 2, ex}, gen);
-    std::vector<ag::Variable> inputs{ag::Variable(normal({1, 5, 8}, 0, 1, gen, DType::Float64), true)};
-    for (auto& p : layer->parameters()) inputs.push_back(p);
-    auto result = ag::gradcheck(
-        [layer](const std::vector<ag::Variable>& in) {
-          AttentionOutput out = layer->forward(in[0]);
+    MoHAttention layer(o, MoHOptions{1, 2, ex}, gen);
+    auto result = layer_test::gradcheck_module(
+        layer,
+        [&layer](const ag::Variable& x) {
+          AttentionOutput out = layer.forward(x);
           return ag::add(out.out, ag::mul(out.balance_loss, 3.0));  // balance loss broadcast into every output
         },
-        inputs);
+        ag::Variable(normal({1, 5, 8}, 0, 1, gen, DType::Float64), true));
     EXPECT_TRUE(result.ok) << (ex == MoHExecution::Dense ? "dense: " : "sparse: ") << result.message;
   }
 }
