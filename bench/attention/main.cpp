@@ -1,0 +1,232 @@
+// moh_bench_attention: MHA vs MoH (sparse) forward+backward time in the paper's setting (32 heads
+// of 64), at 90%, 75% and 50% of heads active, for two scopes:
+//   core  - scores, softmax and weighted values only (routing fixed in advance; the sparse side
+//           includes gathering the selected query rows);
+//   layer - the whole attention layer with projections and the learned router.
+// Prints a table of medians and ratios to MHA (plus the ideal FLOP ratio of the layer), the
+// overhead of MoH's dense execution over MHA, and with --json one JSON object as the last line.
+// Usage: moh_bench_attention [--seq 256,512] [--tokens 2048] [--layer-tokens 1024] [--reps 3]
+//                            [--scope core|layer|both] [--json]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "autograd/autograd.h"
+#include "core/factory.h"
+#include "core/ops.h"
+#include "layers/moh_attention.h"
+
+namespace moh {
+namespace {
+
+constexpr int64_t kHeads = 32, kHeadDim = 64, kDim = kHeads * kHeadDim, kShared = 4;
+
+struct Share {
+  const char* name;  // "90", "75", "50"
+  int64_t topk;      // routed heads per token: (kShared + topk) / kHeads active
+};
+const Share kShares[] = {{"90", 25}, {"75", 20}, {"50", 12}};
+
+struct Args {
+  std::vector<int64_t> seqs{256, 512};
+  int64_t tokens = 2048, layer_tokens = 1024, reps = 3;
+  bool core = true, layer = true, json = false;
+};
+
+Args parse(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      MOH_CHECK(i + 1 < argc, "moh_bench_attention: ", arg, " needs a value");
+      return argv[++i];
+    };
+    if (arg == "--seq") {
+      a.seqs.clear();
+      std::stringstream ss(value());
+      for (std::string part; std::getline(ss, part, ',');) a.seqs.push_back(std::stoll(part));
+    } else if (arg == "--tokens") {
+      a.tokens = std::stoll(value());
+    } else if (arg == "--layer-tokens") {
+      a.layer_tokens = std::stoll(value());
+    } else if (arg == "--reps") {
+      a.reps = std::stoll(value());
+    } else if (arg == "--scope") {
+      std::string s = value();
+      MOH_CHECK(s == "core" || s == "layer" || s == "both", "moh_bench_attention: --scope must be core, layer or both");
+      a.core = s != "layer";
+      a.layer = s != "core";
+    } else if (arg == "--json") {
+      a.json = true;
+    } else {
+      MOH_FAIL("moh_bench_attention: unknown argument '", arg, "' (see the usage line in bench/attention/main.cpp)");
+    }
+  }
+  return a;
+}
+
+// Median wall time of `reps` runs after one warm-up.
+double median_ms(const std::function<void()>& fn, int64_t reps) {
+  fn();
+  std::vector<double> t;
+  for (int64_t r = 0; r < reps; ++r) {
+    auto start = std::chrono::steady_clock::now();
+    fn();
+    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+// Each token keeps `topk` distinct routed heads drawn at random (balanced in expectation).
+Tensor random_topk(int64_t tokens, int64_t routed, int64_t topk, Generator& gen) {
+  Tensor scores = uniform({tokens, routed}, 0, 1, gen);
+  std::vector<int64_t> idx = moh::topk(scores, topk).indices.to_vector<int64_t>();
+  for (int64_t t = 0; t < tokens; ++t) std::sort(idx.begin() + t * topk, idx.begin() + (t + 1) * topk);
+  return from_vector(idx, {tokens, topk});
+}
+
+double core_mha_ms(int64_t batch, int64_t seq, int64_t reps) {
+  Generator gen(1);
+  Tensor qkv = normal({batch, seq, 3, kHeads, kHeadDim}, 0, 1, gen);
+  Tensor q = qkv.select(2, 0).permute({0, 2, 1, 3}), k = qkv.select(2, 1).permute({0, 2, 1, 3});
+  Tensor v = qkv.select(2, 2).permute({0, 2, 1, 3});
+  Tensor grad = normal({batch, kHeads, seq, kHeadDim}, 0, 1, gen);
+  const double scale = 1.0 / 8.0;
+  return median_ms([&] {
+    AttentionForward f = attention(q, k, v, scale, false);
+    attention_backward(grad, q, k, v, f, scale, false);
+  }, reps);
+}
+
+double core_moh_ms(int64_t batch, int64_t seq, int64_t topk, int64_t reps) {
+  Generator gen(1);
+  const HeadSplit split{kHeads, kShared, topk};
+  Tensor qkv = normal({batch, seq, 3, kHeads, kHeadDim}, 0, 1, gen);
+  Tensor q = qkv.select(2, 0).permute({0, 2, 1, 3}), k = qkv.select(2, 1).permute({0, 2, 1, 3});
+  Tensor v = qkv.select(2, 2).permute({0, 2, 1, 3});
+  RoutedRows rows = pack_routed_rows(random_topk(batch * seq, kHeads - kShared, topk, gen), batch, seq, split);
+  Tensor q_tokens = qkv.select(2, 0).reshape({batch * seq * kHeads, kHeadDim});  // [N * H, Dh] view
+  Tensor grad_shared = normal({batch, kShared, seq, kHeadDim}, 0, 1, gen);
+  Tensor grad_rows = normal({rows.token_index.numel(), kHeadDim}, 0, 1, gen);
+  Tensor qs = q.narrow(1, 0, kShared), ks = k.narrow(1, 0, kShared), vs = v.narrow(1, 0, kShared);
+  Tensor kr = k.narrow(1, kShared, kHeads - kShared), vr = v.narrow(1, kShared, kHeads - kShared);
+  const double scale = 1.0 / 8.0;
+  return median_ms([&] {
+    AttentionForward fs = attention(qs, ks, vs, scale, false);
+    attention_backward(grad_shared, qs, ks, vs, fs, scale, false);
+    Tensor q_rows = index_select(q_tokens, 0, rows.pair_index);
+    AttentionForward fr = attention_packed(q_rows, rows.row_offsets, rows.q_pos, kr, vr, scale, false);
+    attention_packed_backward(grad_rows, q_rows, rows.row_offsets, rows.q_pos, kr, vr, fr, scale, false);
+  }, reps);
+}
+
+double layer_ms(MultiHeadAttention& layer, const Tensor& x, int64_t reps) {
+  Generator gen(3);
+  ag::Variable w(normal(x.shape(), 0, 1, gen));
+  return median_ms([&] {
+    for (auto& p : layer.parameters()) p.zero_grad();
+    ag::Variable xv(x, true);
+    AttentionOutput out = layer.forward(xv);
+    ag::Variable loss = ag::sum(ag::mul(out.out, w));
+    if (out.balance_loss.defined()) loss = ag::add(loss, ag::mul(out.balance_loss, 0.01));
+    ag::backward(loss);
+  }, reps);
+}
+
+// Ideal FLOP ratio of the sparse MoH layer to MHA (forward and backward scale alike): q and
+// output projections and the attention core shrink with the active share; k/v projections do not.
+double layer_flop_ratio(int64_t seq, int64_t topk) {
+  const double active = double(kShared + topk) / kHeads;
+  const double proj = 4.0 * kDim * kDim;            // per token: q, k, v, out projections (x2 FLOPs / 2)
+  const double core = 2.0 * seq * kHeadDim * kHeads;  // per token: q k^T and p v
+  const double mha = proj + core;
+  const double moh = proj * (2.0 + 2.0 * active) / 4.0 + core * active;
+  return moh / mha;
+}
+
+struct Row {
+  int64_t seq;
+  std::string scope, variant;
+  double ms, ratio, flop_ratio;
+};
+
+}  // namespace
+}  // namespace moh
+
+int main(int argc, char** argv) {
+  using namespace moh;
+  try {
+    const Args args = parse(argc, argv);
+    std::vector<Row> rows;
+    std::map<std::string, std::map<std::string, double>> worst;  // share -> {core_ratio, layer_ratio}
+    std::map<std::string, std::map<std::string, std::map<std::string, double>>> by_seq;
+    double dense_overhead = 0;
+    std::printf("moh_bench_attention: %lld heads x %lld, dim %lld, %lld shared heads, %d threads\n",
+                (long long)kHeads, (long long)kHeadDim, (long long)kDim, (long long)kShared, num_threads());
+    for (int64_t seq : args.seqs) {
+      if (args.core) {
+        const int64_t batch = std::max<int64_t>(1, args.tokens / seq);
+        const double mha = core_mha_ms(batch, seq, args.reps);
+        rows.push_back({seq, "core", "MHA", mha, 1.0, 1.0});
+        for (const Share& s : kShares) {
+          const double t = core_moh_ms(batch, seq, s.topk, args.reps);
+          const double active = double(kShared + s.topk) / kHeads;
+          rows.push_back({seq, "core", std::string("MoH sparse ") + s.name + "%", t, t / mha, active});
+          worst[s.name]["core_ratio"] = std::max(worst[s.name]["core_ratio"], t / mha);
+          by_seq[std::to_string(seq)][s.name]["core_ratio"] = t / mha;
+        }
+      }
+      if (args.layer) {
+        const int64_t batch = std::max<int64_t>(1, args.layer_tokens / seq);
+        Generator gen(2);
+        AttentionOptions opts;
+        opts.dim = kDim;
+        opts.num_heads = kHeads;
+        Tensor x = normal({batch, seq, kDim}, 0, 1, gen);
+        MultiHeadAttention mha_layer(opts, gen);
+        const double mha = layer_ms(mha_layer, x, args.reps);
+        rows.push_back({seq, "layer", "MHA", mha, 1.0, 1.0});
+        for (const Share& s : kShares) {
+          MoHAttention layer(opts, {kShared, s.topk, MoHExecution::Sparse}, gen);
+          const double t = layer_ms(layer, x, args.reps);
+          const double flops = layer_flop_ratio(seq, s.topk);
+          rows.push_back({seq, "layer", std::string("MoH sparse ") + s.name + "%", t, t / mha, flops});
+          worst[s.name]["layer_ratio"] = std::max(worst[s.name]["layer_ratio"], t / mha);
+          worst[s.name]["layer_flop_ratio"] = flops;
+          by_seq[std::to_string(seq)][s.name]["layer_ratio"] = t / mha;
+          if (std::string(s.name) == "75") {
+            layer.set_execution(MoHExecution::Dense);
+            const double dense = layer_ms(layer, x, args.reps);
+            rows.push_back({seq, "layer", "MoH dense 75%", dense, dense / mha, 1.0});
+            dense_overhead = std::max(dense_overhead, dense / mha - 1.0);
+          }
+        }
+      }
+    }
+    std::printf("\n%-5s %-6s %-16s %10s %9s %12s\n", "seq", "scope", "variant", "median ms", "vs MHA", "ideal");
+    for (const Row& r : rows)
+      std::printf("%-5lld %-6s %-16s %10.1f %9.3f %12.3f\n", (long long)r.seq, r.scope.c_str(), r.variant.c_str(),
+                  r.ms, r.ratio, r.flop_ratio);
+    std::printf("(ideal: active head share for the core, FLOP ratio for the layer; worst dense overhead %.1f%%)\n",
+                dense_overhead * 100);
+    if (args.json) {
+      nlohmann::json js(worst);
+      js["dense_overhead"] = dense_overhead;
+      js["by_seq"] = by_seq;
+      std::printf("%s\n", js.dump().c_str());
+    }
+    return 0;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 2;
+  }
+}
