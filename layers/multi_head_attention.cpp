@@ -93,16 +93,18 @@ std::pair<ag::Variable, ag::Variable> MultiHeadAttention::prepare_keys_values(co
 
 MultiHeadAttention::Heads MultiHeadAttention::split_heads(const ag::Variable& qkv, const Tensor& pos) const {
   const int64_t h = options_.num_heads, hkv = options_.num_kv_heads;
-  ag::Variable heads = ag::view(qkv, {qkv.size(0), qkv.size(1), h + 2 * hkv, options_.head_dim});
-  auto [k, v] = prepare_keys_values(ag::narrow(heads, 2, h, hkv), ag::narrow(heads, 2, h + hkv, hkv), pos);
-  return {prepare_queries(ag::narrow(heads, 2, 0, h), pos), k, v};
+  // One split node: its backward assembles the q, k and v gradients into one tensor.
+  std::vector<ag::Variable> parts =
+      ag::split(ag::view(qkv, {qkv.size(0), qkv.size(1), h + 2 * hkv, options_.head_dim}), {h, hkv, hkv}, 2);
+  auto [k, v] = prepare_keys_values(parts[1], parts[2], pos);
+  return {prepare_queries(parts[0], pos), k, v};
 }
 
 std::pair<ag::Variable, ag::Variable> MultiHeadAttention::keys_values(const ag::Variable& x, const Tensor& pos) const {
   const int64_t h = options_.num_heads, hkv = options_.num_kv_heads, dh = options_.head_dim;
   auto [w, b] = qkv_rows(h * dh, 2 * hkv * dh);
-  ag::Variable kv = ag::view(linear(x, w, b), {x.size(0), x.size(1), 2 * hkv, dh});
-  return prepare_keys_values(ag::narrow(kv, 2, 0, hkv), ag::narrow(kv, 2, hkv, hkv), pos);
+  std::vector<ag::Variable> kv = ag::split(ag::view(linear(x, w, b), {x.size(0), x.size(1), 2 * hkv, dh}), hkv, 2);
+  return prepare_keys_values(kv[0], kv[1], pos);
 }
 
 ag::Variable MultiHeadAttention::prepare_query_rows(const ag::Variable& rows, const Tensor& rope_pos) const {

@@ -67,18 +67,26 @@ inline int64_t key_limit(const Group<T>& g, int64_t i, const Dims& dims) {
   return std::clamp<int64_t>(g.position(i) + 1, 0, dims.tk);
 }
 
+// Fills limit[i] for the query block's rows [q0, q0 + bq) and returns the largest (the keys the
+// block must visit).
+template <class T>
+int64_t block_key_limits(const Group<T>& g, int64_t q0, int64_t bq, const Dims& dims, std::vector<int64_t>& limit) {
+  int64_t kmax = 0;
+  for (int64_t i = 0; i < bq; ++i) {
+    limit[size_t(i)] = key_limit(g, q0 + i, dims);
+    kmax = std::max(kmax, limit[size_t(i)]);
+  }
+  return kmax;
+}
+
 template <class T>
 void forward_group(const Group<T>& g, const RowStrides& rs, const Dims& dims, T scale, std::vector<T>& scores,
                    std::vector<T>& acc, std::vector<T>& row_max, std::vector<T>& row_sum, std::vector<int64_t>& limit) {
   for (int64_t q0 = 0; q0 < g.rows; q0 += kBlockQ) {
     const int64_t bq = std::min(kBlockQ, g.rows - q0);
-    int64_t kmax = 0;
-    for (int64_t i = 0; i < bq; ++i) {
-      limit[size_t(i)] = key_limit(g, q0 + i, dims);
-      kmax = std::max(kmax, limit[size_t(i)]);
-      row_max[size_t(i)] = -std::numeric_limits<T>::infinity();
-      row_sum[size_t(i)] = 0;
-    }
+    const int64_t kmax = block_key_limits(g, q0, bq, dims, limit);
+    std::fill(row_max.begin(), row_max.begin() + bq, -std::numeric_limits<T>::infinity());
+    std::fill(row_sum.begin(), row_sum.begin() + bq, T(0));
     std::fill(acc.begin(), acc.begin() + bq * dims.dv, T(0));
     const T* qb = g.q + q0 * rs.q;
     for (int64_t k0 = 0; k0 < kmax; k0 += kBlockK) {
@@ -134,10 +142,8 @@ void backward_group(const Group<T>& g, const RowStrides& rs, const Dims& dims, T
   // grad_q/k/v were zeroed by the caller; every block pair adds its share.
   for (int64_t q0 = 0; q0 < g.rows; q0 += kBlockQ) {
     const int64_t bq = std::min(kBlockQ, g.rows - q0);
-    int64_t kmax = 0;
+    const int64_t kmax = block_key_limits(g, q0, bq, dims, limit);
     for (int64_t i = 0; i < bq; ++i) {
-      limit[size_t(i)] = key_limit(g, q0 + i, dims);
-      kmax = std::max(kmax, limit[size_t(i)]);
       const T* go = g.grad_out + (q0 + i) * rs.grad_out;
       const T* o = g.out + (q0 + i) * rs.out;
       T dot = 0;
