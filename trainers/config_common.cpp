@@ -1,0 +1,96 @@
+// common_schema(): the config keys every model family shares. Scripts and the trainer depend on these
+// names; a family appends its own `model.*`/`data.*` keys with Schema::extend. docs/config.md is
+// generated from this list (tests/trainers/test_config.cpp checks it is current).
+#include "trainers/config_schema.h"
+
+namespace moh::config {
+
+Schema common_schema() {
+  Schema s;
+  s.add(Key::String("task", "model family to train, required by moh train (`moh train --help` lists this build's)")
+            .optional()
+            .match("[a-z0-9_]+", "a family name such as vit or synthetic"));
+  s.add(Key::String("run.name", "run name; the run writes its logs and checkpoints to run.dir/run.name")
+            .match("[A-Za-z0-9_.-]+", "letters, digits, '_', '.', '-'"));
+  s.add(Key::String("run.dir", "folder holding the run folders").def("runs"));
+  s.add(Key::Int("run.seed", "seed of parameter init, data order and dropout").def(0).min(0));
+
+  s.add(Key::Int("train.steps", "optimizer steps to run").optional().min(1));
+  s.add(Key::Int("train.epochs", "passes over the training set to run (instead of train.steps)")
+            .optional()
+            .min(1));
+  s.require_one_of({"train.steps", "train.epochs"});
+  s.add(Key::Int("train.batch_size",
+                 "samples per optimizer step, summed over ranks and grad_accum micro-batches")
+            .def(32)
+            .min(1));
+  s.add(Key::Int("train.grad_accum", "micro-batches accumulated per optimizer step").def(1).min(1));
+  s.add(Key::Float("train.grad_clip", "clip the global gradient L2 norm to this (0 = off)").def(1.0).min(0));
+  s.add(Key::String("train.resume",
+                    "\"\" starts fresh, \"auto\" resumes the run folder's latest checkpoint if any, "
+                    "else a checkpoint path")
+            .def(""));
+  s.add(Key::Enum("train.nonfinite", {"abort", "skip_step"},
+                  "on a non-finite loss or gradient: abort (after checkpointing the last good state) or skip the "
+                  "update")
+            .def("abort"));
+  s.add(Key::Int("train.log_every", "log training metrics every N optimizer steps").def(10).min(1));
+
+  s.add(Key::Int("eval.every", "evaluate every N optimizer steps (0 = only after the last step)")
+            .def(1000)
+            .min(0));
+
+  s.add(
+      Key::Int("checkpoint.every", "save a checkpoint every N optimizer steps (0 = only after the last step)")
+          .def(1000)
+          .min(0));
+  s.add(Key::Int("checkpoint.keep_last", "keep the newest N periodic checkpoints (0 = keep all)")
+            .def(3)
+            .min(0));
+  s.add(Key::String("checkpoint.best_metric",
+                    "also keep the checkpoint with the best value of this eval metric (e.g. top1, loss)")
+            .optional());
+  s.add(Key::Enum("checkpoint.best_mode", {"max", "min"}, "whether a larger or a smaller best_metric is better")
+            .def("max"));
+  s.add(Key::Float("ema.decay", "keep an exponential moving average of the weights with this decay (e.g. 0.9999)")
+            .optional()
+            .range(0, 1));
+
+  s.add(
+      Key::Enum("optim.name", {"adamw", "sgd"}, "optimizer (trainers/adamw.h, trainers/sgd.h)").def("adamw"));
+  s.add(Key::Float("optim.lr", "peak learning rate (reached at the end of warmup)").def(1e-3).min(0));
+  s.add(Key::Float("optim.weight_decay", "weight decay: decoupled for adamw, L2 for sgd").def(0.01).min(0));
+  s.add(Key::StringList("optim.no_decay",
+                        "extra parameter names or dotted suffixes trained without weight decay "
+                        "(biases, norms and embeddings already are)")
+            .def(std::vector<std::string>{}));
+  s.add(Key::Float("optim.beta1", "adamw first-moment decay").def(0.9).range(0, 1));
+  s.add(Key::Float("optim.beta2", "adamw second-moment decay").def(0.999).range(0, 1));
+  s.add(Key::Float("optim.eps", "adamw denominator epsilon").def(1e-8).min(0));
+  s.add(Key::Float("optim.momentum", "sgd momentum (0 = plain SGD)").def(0.9).range(0, 1));
+  s.add(Key::Bool("optim.nesterov", "sgd Nesterov momentum (needs optim.momentum > 0)").def(false));
+
+  s.add(Key::Enum("schedule.name", {"constant", "cosine", "linear"},
+                  "learning-rate decay after warmup: none, cosine or linear down to schedule.min_lr")
+            .def("cosine"));
+  s.add(Key::Int("schedule.warmup_steps", "linear warmup from 0 to optim.lr over N optimizer steps")
+            .def(0)
+            .min(0));
+  s.add(Key::Float("schedule.min_lr", "learning rate at the end of cosine/linear decay").def(0).min(0));
+
+  s.add(
+      Key::Float("moh.balance_loss", "weight of the MoH load-balance loss (mean over MoH layers) in the loss")
+          .def(0.01)
+          .min(0));
+
+  s.add(Key::Enum("precision", {"fp32", "bf16", "fp16"},
+                  "compute precision: fp32, or bf16/fp16 mixed precision with fp32 master weights")
+            .def("fp32"));
+  s.add(Key::String("device", "device to train on (cuda means cuda:0)")
+            .def("cpu")
+            .match("cpu|cuda(:[0-9]+)?", "cpu, cuda or cuda:N"));
+  s.add(Key::Int("threads", "CPU threads for ops and BLAS (0 = OMP_NUM_THREADS or all cores)").def(0).min(0));
+  return s;
+}
+
+}  // namespace moh::config
