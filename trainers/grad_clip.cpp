@@ -1,0 +1,101 @@
+// Global gradient norm and clipping on the CPU.
+#include "trainers/grad_clip.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <vector>
+
+#include "core/dispatch.h"
+#include "core/ops.h"
+
+namespace moh {
+
+namespace {
+
+constexpr int64_t kChunk = 16384;
+
+struct SumSq {
+  double sum = 0;
+  bool finite = true;
+};
+
+// Sum of squares of a contiguous gradient: chunk partial sums (in parallel) added in chunk order.
+// x - x is 0 for finite x and nan otherwise, which flags inf/nan without a branch.
+template <class T>
+SumSq sum_squares(const T* x, int64_t n) {
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  std::vector<double> sums(static_cast<size_t>(chunks)), flags(static_cast<size_t>(chunks));
+#pragma omp parallel for schedule(static) if (chunks > 1)
+  for (int64_t c = 0; c < chunks; ++c) {
+    double acc = 0, flag = 0;
+    const int64_t end = std::min(n, (c + 1) * kChunk);
+    for (int64_t i = c * kChunk; i < end; ++i) {
+      const double v = double(x[i]);
+      acc += v * v;
+      flag += v - v;
+    }
+    sums[size_t(c)] = acc;
+    flags[size_t(c)] = flag;
+  }
+  SumSq out;
+  for (int64_t c = 0; c < chunks; ++c) {
+    out.sum += sums[size_t(c)];
+    out.finite = out.finite && flags[size_t(c)] == 0;
+  }
+  return out;
+}
+
+// The distinct parameters that have a gradient, in order.
+std::vector<std::pair<std::string, ag::Variable>> with_grads(const NamedParameters& params) {
+  std::vector<std::pair<std::string, ag::Variable>> out;
+  std::set<const void*> seen;
+  for (const auto& [name, var] : params) {
+    MOH_CHECK(var.defined(), "clip_grad_norm: parameter '", name, "' is undefined");
+    if (!var.grad().defined() || !seen.insert(var.impl().get()).second) continue;
+    MOH_CHECK(var.grad().device().is_cpu(), "clip_grad_norm: the gradient of '", name, "' is on ",
+              var.grad().device(), "; this build handles CPU gradients only");
+    out.emplace_back(name, var);
+  }
+  return out;
+}
+
+GradNorm norm_of(const std::vector<std::pair<std::string, ag::Variable>>& params) {
+  GradNorm out;
+  double total = 0;
+  for (const auto& [name, var] : params) {
+    const Tensor g = var.grad().contiguous();
+    const SumSq s = dispatch_floating(g.dtype(), "clip_grad_norm", [&]<class T>() {
+      return sum_squares(g.data<T>(), g.numel());
+    });
+    total += s.sum;
+    if (!s.finite && out.nonfinite.empty()) out.nonfinite = name;
+  }
+  out.norm = std::sqrt(total);
+  return out;
+}
+
+}  // namespace
+
+GradNorm grad_norm(const NamedParameters& params) { return norm_of(with_grads(params)); }
+
+GradNorm clip_grad_norm(const NamedParameters& params, double max_norm) {
+  MOH_CHECK(std::isfinite(max_norm) && max_norm > 0, "clip_grad_norm: max_norm must be finite and > 0, got ",
+            max_norm);
+  const auto list = with_grads(params);
+  GradNorm out = norm_of(list);
+  const double coef = max_norm / (out.norm + 1e-6);
+  if (!out.finite() || !(coef < 1)) return out;
+  out.scale = coef;
+  for (const auto& [name, var] : list) {
+    Tensor g = var.grad();
+    if (g.is_contiguous()) {
+      mul_(g, out.scale);
+    } else {
+      ag::Variable(var).set_grad(mul(g, out.scale));
+    }
+  }
+  return out;
+}
+
+}  // namespace moh

@@ -1,0 +1,83 @@
+// Optimizer: the base of AdamW and SGD. It owns the trained parameters by PyTorch-style name (the
+// order of Module::named_parameters(), frozen parameters left out, tied weights kept once), splits
+// them into a decay and a no-decay group (decay_exempt), keeps each one's state tensors (allocated
+// up front, on the parameter's device, float64 for float64 parameters and float32 otherwise) and
+// its own step count (a parameter without a gradient is skipped, as in PyTorch), and exports the
+// whole state by name: "<param>/<state>" (e.g. "blocks.0.attn.qkv.weight/exp_avg"),
+// "<param>/step" and the optimizer's "step", ready for /optimizer/<param>/... in a checkpoint.
+// Gradient accumulation: backward adds into .grad until zero_grad(); step() divides by nothing, so
+// the trainer scales each micro-batch loss by 1 / accumulation_steps.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "autograd/variable.h"
+#include "core/tensor.h"
+
+namespace moh {
+
+using NamedParameters = std::vector<std::pair<std::string, ag::Variable>>;
+
+// Whether `param` (named `name`) is trained without weight decay: tensors of at most one dim
+// (biases, norm weights, scales), a parameter whose own name or owning module's name (the last two
+// dotted parts) contains "embed", "cls_token" or "position" (token embeddings, pos_embed, cls_token,
+// position tables; not e.g. patch_embed.proj.weight, a projection), or one matching an entry of
+// `extra`: the full name, or a dotted suffix of it ("gamma" matches "blocks.0.ls1.gamma").
+bool decay_exempt(const std::string& name, const ag::Variable& param, const std::vector<std::string>& extra = {});
+
+class Optimizer {
+ public:
+  struct Param {
+    std::string name;
+    ag::Variable var;
+    bool decay = true;          // false: in the no-decay group
+    int64_t steps = 0;          // updates this parameter has received
+    std::vector<Tensor> state;  // one tensor per state_names() entry, shaped like the parameter
+  };
+
+  virtual ~Optimizer() = default;
+  Optimizer(const Optimizer&) = delete;
+  Optimizer& operator=(const Optimizer&) = delete;
+
+  virtual std::string type_name() const = 0;  // "AdamW", "SGD"
+
+  // Updates every parameter that has a gradient with the current lr, then counts one step.
+  void step();
+  // Drops every gradient (they become undefined, so the next backward starts from zero).
+  void zero_grad();
+
+  double lr() const { return lr_; }
+  void set_lr(double lr);  // finite and >= 0
+  int64_t step_count() const { return step_count_; }
+  const std::vector<Param>& params() const { return params_; }
+  const std::vector<std::string>& state_names() const { return state_names_; }
+
+  // The state by name: "<param>/<state>", "<param>/step" (int64 0-d) and "step" (int64 0-d, the
+  // step() count). State tensors alias the optimizer's memory: clone them to keep a snapshot.
+  std::map<std::string, Tensor> state_dict() const;
+  // Copies a state_dict() in (dtype converted). Every entry must be present with the parameter's
+  // shape and no other entry may appear; a missing, unexpected or misshapen entry throws naming it.
+  void load_state_dict(const std::map<std::string, Tensor>& state);
+
+ protected:
+  // `what` names the optimizer in errors. Throws on an undefined, duplicate-named or non-contiguous
+  // parameter or a non-float dtype.
+  Optimizer(const char* what, const NamedParameters& params, double lr, const std::vector<std::string>& no_decay,
+            std::vector<std::string> state_names);
+  // Updates one parameter given its gradient (contiguous, the parameter's shape and dtype); p.steps
+  // already counts this update (1 on the first).
+  virtual void update(Param& p, const Tensor& grad) = 0;
+
+ private:
+  const char* what_;
+  std::vector<Param> params_;
+  std::vector<std::string> state_names_;
+  double lr_ = 0;
+  int64_t step_count_ = 0;
+};
+
+}  // namespace moh
