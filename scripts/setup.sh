@@ -9,6 +9,9 @@ packages=(
   cmake ninja-build g++ pkg-config
   libopenblas-openmp-dev      # BLAS on the OpenMP runtime: one thread pool for ops and GEMM
   nlohmann-json3-dev          # JSON (safetensors headers, metrics)
+  libspdlog-dev               # run logs (train.log)
+  libyaml-cpp-dev             # YAML run configs (trainers/config)
+  libhdf5-dev zlib1g-dev      # HDF5 checkpoints and data shards; CRC32 checksums
   libgtest-dev libbenchmark-dev
 )
 if [[ "${1:-}" == "--reference" ]]; then

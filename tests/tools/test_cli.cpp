@@ -1,0 +1,116 @@
+// The `moh` executable's contract: commands, help, exit codes (0 ok, 2 usage/config, 1 runtime),
+// train -> eval on the synthetic task with the JSON last lines, and readable config errors.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int status = -1;
+  std::string output;  // stdout and stderr together
+  std::string last_line() const {
+    std::string trimmed = output.substr(0, output.find_last_not_of('\n') + 1);
+    return trimmed.substr(trimmed.find_last_of('\n') + 1);
+  }
+};
+
+Result moh(const std::string& args) {
+  Result r;
+  FILE* pipe = popen((std::string(MOH_CLI_PATH) + " " + args + " 2>&1").c_str(), "r");
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, pipe)) r.output.append(buf, n);
+  const int status = pclose(pipe);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("moh_cli_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    std::ofstream(dir_ / "syn.yaml") << "task: synthetic\n"
+                                        "run: {name: cli, dir: " << (dir_ / "runs").string() << "}\n"
+                                        "train: {steps: 30, batch_size: 32, log_every: 10}\n"
+                                        "checkpoint: {every: 10}\n"
+                                        "optim: {lr: 0.01}\n"
+                                        "data: {train_size: 512, eval_size: 256}\n";
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string config() const { return (dir_ / "syn.yaml").string(); }
+  fs::path dir_;
+};
+
+TEST_F(Cli, UsageErrorsExitTwo) {
+  EXPECT_EQ(moh("").status, 2);
+  Result unknown = moh("frobnicate");
+  EXPECT_EQ(unknown.status, 2);
+  EXPECT_NE(unknown.output.find("unknown command 'frobnicate'"), std::string::npos) << unknown.output;
+  EXPECT_EQ(moh("train").status, 2);
+  EXPECT_EQ(moh("--help").status, 0);
+  Result help = moh("train --help");
+  EXPECT_EQ(help.status, 0);
+  EXPECT_NE(help.output.find("synthetic"), std::string::npos) << help.output;
+}
+
+TEST_F(Cli, ConfigPrintsTheResolvedConfigAndNamesBadKeys) {
+  Result ok = moh("config " + config() + " optim.lr=3e-4");
+  EXPECT_EQ(ok.status, 0) << ok.output;
+  EXPECT_NE(ok.output.find("task: synthetic"), std::string::npos) << ok.output;
+  EXPECT_NE(ok.output.find("lr: 3.0e-04"), std::string::npos) << ok.output;
+  EXPECT_NE(ok.output.find("hidden: 64"), std::string::npos) << ok.output;  // the family's default
+  Result typo = moh("config " + config() + " optim.lrr=1");
+  EXPECT_EQ(typo.status, 2);
+  EXPECT_NE(typo.output.find("did you mean 'optim.lr'"), std::string::npos) << typo.output;
+  Result missing = moh("config " + (dir_ / "nope.yaml").string());
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_NE(missing.output.find("does not exist"), std::string::npos) << missing.output;
+  std::ofstream(dir_ / "no_task.yaml") << "run: {name: x}\ntrain: {steps: 1}\n";
+  Result no_task = moh("train " + (dir_ / "no_task.yaml").string());
+  EXPECT_EQ(no_task.status, 2);
+  EXPECT_NE(no_task.output.find("'task'"), std::string::npos) << no_task.output;
+  Result bad_task = moh("train " + config() + " task=nonexistent");
+  EXPECT_EQ(bad_task.status, 2);
+  EXPECT_NE(bad_task.output.find("synthetic"), std::string::npos) << bad_task.output;
+}
+
+TEST_F(Cli, TrainThenEvaluatePrintJsonLastLines) {
+  Result train = moh("train " + config());
+  ASSERT_EQ(train.status, 0) << train.output;
+  auto summary = nlohmann::json::parse(train.last_line());
+  EXPECT_EQ(summary["step"], 30);
+  EXPECT_TRUE(summary.contains("eval/top1"));
+  const fs::path run = dir_ / "runs" / "cli";
+  Result eval = moh("eval " + run.string());
+  ASSERT_EQ(eval.status, 0) << eval.output;
+  auto metrics = nlohmann::json::parse(eval.last_line());
+  EXPECT_EQ(metrics["step"], 30);
+  EXPECT_EQ(metrics["top1"], summary["eval/top1"]);  // same weights, same held-out set
+  EXPECT_TRUE(fs::exists(run / "checkpoints" / "eval.json"));
+  // A checkpoint path works too, with overrides applied to the stored config.
+  Result eval_file = moh("eval " + (run / "checkpoints" / "step_00000020.h5").string() + " data.eval_size=128");
+  ASSERT_EQ(eval_file.status, 0) << eval_file.output;
+  EXPECT_EQ(nlohmann::json::parse(eval_file.last_line())["step"], 20);
+}
+
+TEST_F(Cli, RuntimeFailuresExitOne) {
+  Result missing = moh("eval " + (dir_ / "no_such_run").string());
+  EXPECT_EQ(missing.status, 1) << missing.output;
+  std::ofstream(dir_ / "garbage.h5") << "not a checkpoint";
+  Result corrupt = moh("eval " + (dir_ / "garbage.h5").string());
+  EXPECT_EQ(corrupt.status, 1) << corrupt.output;
+  EXPECT_NE(corrupt.output.find("garbage.h5"), std::string::npos) << corrupt.output;
+}
+
+}  // namespace

@@ -1,0 +1,156 @@
+// The `moh` command line: argument parsing, the three commands and the exit-status contract.
+#include "tools/cli.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "trainers/checkpoint.h"
+#include "trainers/config.h"
+#include "trainers/task.h"
+#include "trainers/trainer.h"
+
+namespace moh {
+namespace {
+
+constexpr int kOk = 0, kRuntimeError = 1, kUsageError = 2;
+
+struct UsageError : Error {
+  using Error::Error;
+};
+
+const char* kUsage =
+    "usage: moh COMMAND [ARGS]\n"
+    "  moh train CONFIG.yaml [key=value ...]      train a model (overrides use the config's dotted keys)\n"
+    "  moh eval RUN_DIR|CHECKPOINT [key=value ...] evaluate a checkpoint; prints one JSON object last\n"
+    "  moh config CONFIG.yaml [key=value ...]     print the fully resolved config with defaults\n"
+    "  moh COMMAND --help                         help for one command\n";
+
+void print_help(const std::string& command) {
+  if (command == "train") {
+    std::cout << "usage: moh train CONFIG.yaml [key=value ...]\n"
+                 "Trains the task named by the config key `task` into run.dir/run.name (config.yaml,\n"
+                 "train.log, metrics.jsonl, checkpoints/). train.resume=auto continues the latest good\n"
+                 "checkpoint; Ctrl-C saves a checkpoint and exits. Tasks in this build:\n";
+    for (const TaskFamily& f : task_families()) std::cout << "  " << f.name << ": " << f.doc << "\n";
+  } else if (command == "eval") {
+    std::cout << "usage: moh eval RUN_DIR|CHECKPOINT [key=value ...]\n"
+                 "Evaluates the newest valid checkpoint of RUN_DIR (or the given .h5 file) on the task's\n"
+                 "held-out split, prints the metrics as one JSON object on the last line and writes them to\n"
+                 "eval.json beside the checkpoint. Overrides apply to the config stored in the checkpoint.\n";
+  } else if (command == "config") {
+    std::cout << "usage: moh config CONFIG.yaml [key=value ...]\n"
+                 "Prints the config after base files, overrides and defaults are applied, as YAML.\n"
+                 "Every key is documented in docs/config.md.\n";
+  } else {
+    std::cout << kUsage;
+  }
+}
+
+struct Invocation {
+  std::string command, target;
+  std::vector<std::string> overrides;
+  bool help = false;
+};
+
+Invocation parse_args(int argc, char** argv) {
+  Invocation inv;
+  if (argc < 2) throw UsageError(std::string("missing command\n") + kUsage);
+  inv.command = argv[1];
+  if (inv.command == "--help" || inv.command == "-h" || inv.command == "help") {
+    inv.help = true;
+    inv.command.clear();
+    return inv;
+  }
+  if (inv.command != "train" && inv.command != "eval" && inv.command != "config")
+    throw UsageError(str_cat("unknown command '", inv.command, "'\n", kUsage));
+  for (int i = 2; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      inv.help = true;
+    } else if (inv.target.empty() && arg.find('=') == std::string::npos) {
+      inv.target = arg;
+    } else if (arg.find('=') != std::string::npos) {
+      inv.overrides.push_back(arg);
+    } else {
+      throw UsageError(str_cat("unexpected argument '", arg, "' (overrides look like key=value)"));
+    }
+  }
+  if (!inv.help && inv.target.empty())
+    throw UsageError(str_cat("moh ", inv.command, ": missing ", inv.command == "eval" ? "RUN_DIR or CHECKPOINT" : "CONFIG.yaml",
+                             " (see moh ", inv.command, " --help)"));
+  return inv;
+}
+
+Config load_config(const std::string& path, const std::vector<std::string>& overrides) {
+  const std::string family = Config::peek_string(path, "task", overrides);
+  return Config::load(path, training_schema(family), overrides);
+}
+
+int train(const Invocation& inv) {
+  Config cfg = load_config(inv.target, inv.overrides);
+  std::unique_ptr<Task> task = task_family(cfg.get_string("task")).create(cfg);
+  Trainer trainer(cfg, *task);
+  TrainResult result = trainer.run();
+  nlohmann::json summary{{"run_dir", result.run_dir}, {"step", result.step}, {"checkpoint", result.checkpoint},
+                         {"interrupted", result.interrupted}};
+  for (auto& [name, value] : result.eval) summary["eval/" + name] = value;
+  std::cout << summary.dump() << std::endl;
+  return kOk;
+}
+
+int eval(const Invocation& inv) {
+  namespace fs = std::filesystem;
+  std::string checkpoint = inv.target;
+  if (fs::is_directory(checkpoint)) {
+    CheckpointManager manager(checkpoint + "/checkpoints", 0);
+    const std::optional<std::string> latest = manager.latest_valid();
+    for (const std::string& w : manager.take_warnings()) std::cerr << "warning: " << w << "\n";
+    MOH_CHECK(latest.has_value(), "moh eval: no valid checkpoint in '", inv.target, "/checkpoints'");
+    checkpoint = *latest;
+  }
+  CheckpointData data = load_checkpoint(checkpoint);
+  const std::string family = Config::peek_string_text(data.config_text, "task", inv.overrides);
+  Config cfg = Config::parse(data.config_text, training_schema(family), checkpoint + " (stored config)", inv.overrides);
+  std::unique_ptr<Task> task = task_family(family).create(cfg);
+  task->model().load_state_dict(data.model);
+  nlohmann::json result{{"checkpoint", checkpoint}, {"step", data.step}, {"task", family}};
+  for (auto& [name, value] : task->evaluate()) result[name] = value;
+  const std::string out_path = (fs::path(checkpoint).parent_path() / "eval.json").string();
+  std::ofstream(out_path) << result.dump(2) << "\n";
+  std::cout << result.dump() << std::endl;
+  return kOk;
+}
+
+}  // namespace
+
+int run_cli(int argc, char** argv) {
+  try {
+    Invocation inv = parse_args(argc, argv);
+    if (inv.help) {
+      print_help(inv.command);
+      return kOk;
+    }
+    if (inv.command == "config") {
+      std::cout << load_config(inv.target, inv.overrides).dump();
+      return kOk;
+    }
+    return inv.command == "train" ? train(inv) : eval(inv);
+  } catch (const UsageError& e) {
+    std::cerr << "moh: " << e.what() << "\n";
+    return kUsageError;
+  } catch (const ConfigError& e) {
+    std::cerr << "moh: config error: " << e.what() << "\n";
+    return kUsageError;
+  } catch (const std::exception& e) {
+    std::cerr << "moh: error: " << e.what() << "\n";
+    return kRuntimeError;
+  }
+}
+
+}  // namespace moh

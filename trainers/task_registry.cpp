@@ -1,0 +1,23 @@
+// The task families compiled into moh, in the order `moh --help` lists them.
+#include <sstream>
+
+#include "trainers/synthetic_task.h"
+#include "trainers/task.h"
+
+namespace moh {
+
+const std::vector<TaskFamily>& task_families() {
+  static const std::vector<TaskFamily> families{synthetic_task_family()};
+  return families;
+}
+
+const TaskFamily& task_family(const std::string& name) {
+  std::ostringstream known;
+  for (const TaskFamily& f : task_families()) {
+    if (f.name == name) return f;
+    known << (known.tellp() > 0 ? ", " : "") << f.name;
+  }
+  throw ConfigError(str_cat("unknown task '", name, "' (this build has: ", known.str(), ")"));
+}
+
+}  // namespace moh

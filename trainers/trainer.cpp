@@ -1,0 +1,284 @@
+// The training loop (see trainer.h).
+#include "trainers/trainer.h"
+
+#include <csignal>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+
+#include "autograd/autograd.h"
+#include "core/ops.h"
+#include "trainers/adamw.h"
+#include "trainers/checkpoint.h"
+#include "trainers/ema.h"
+#include "trainers/grad_clip.h"
+#include "trainers/schedule.h"
+#include "trainers/sgd.h"
+
+namespace moh {
+namespace {
+
+std::atomic<bool> g_stop_requested{false};
+
+extern "C" void on_stop_signal(int) { g_stop_requested.store(true); }
+
+// Installs SIGINT/SIGTERM handlers for the lifetime of a run, restoring the previous ones.
+class StopSignals {
+ public:
+  StopSignals() {
+    g_stop_requested.store(false);
+    previous_int_ = std::signal(SIGINT, on_stop_signal);
+    previous_term_ = std::signal(SIGTERM, on_stop_signal);
+  }
+  ~StopSignals() {
+    std::signal(SIGINT, previous_int_);
+    std::signal(SIGTERM, previous_term_);
+  }
+
+ private:
+  void (*previous_int_)(int) = SIG_DFL;
+  void (*previous_term_)(int) = SIG_DFL;
+};
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+std::unique_ptr<Optimizer> make_optimizer(const Config& cfg, const Module& model) {
+  const NamedParameters params = model.named_parameters();
+  if (cfg.get_string("optim.name") == "sgd")
+    return std::make_unique<Sgd>(params, SgdOptions{cfg.get_float("optim.lr"), cfg.get_float("optim.momentum"), 0.0,
+                                                    cfg.get_bool("optim.nesterov"), cfg.get_float("optim.weight_decay"),
+                                                    cfg.get_string_list("optim.no_decay")});
+  return std::make_unique<AdamW>(params, AdamWOptions{cfg.get_float("optim.lr"), cfg.get_float("optim.beta1"),
+                                                      cfg.get_float("optim.beta2"), cfg.get_float("optim.eps"),
+                                                      cfg.get_float("optim.weight_decay"),
+                                                      cfg.get_string_list("optim.no_decay")});
+}
+
+// The whole device/precision story of this build: CPU in float32.
+void check_device(const Config& cfg) {
+  const std::string& device = cfg.get_string("device");
+  if (device != "cpu")
+    throw ConfigError(str_cat(cfg.origin("device"), ": device '", device,
+                              "' is not available: this build trains on the CPU only (device: cpu)"));
+  const std::string& precision = cfg.get_string("precision");
+  if (precision != "fp32")
+    throw ConfigError(str_cat(cfg.origin("precision"), ": precision '", precision,
+                              "' needs a CUDA device; on the CPU use precision: fp32"));
+}
+
+}  // namespace
+
+struct Trainer::Impl {
+  const Config& cfg;
+  Task& task;
+  std::string run_dir;
+  std::unique_ptr<RunLog> log;
+  std::unique_ptr<Optimizer> optimizer;
+  std::unique_ptr<Ema> ema;
+  std::unique_ptr<CheckpointManager> checkpoints;
+  ScheduleOptions schedule;
+  int64_t step = 0, total_steps = 0, batch = 0, accum = 0, micro = 0;
+  double beta = 0, clip = 0;
+  bool abort_on_nonfinite = true;
+  std::map<std::string, double> last_eval;
+  std::string last_checkpoint;
+
+  Impl(const Config& c, Task& t) : cfg(c), task(t) {
+    check_device(cfg);
+    if (cfg.get_int("threads") > 0) set_num_threads(int(cfg.get_int("threads")));
+    run_dir = cfg.get_string("run.dir") + "/" + cfg.get_string("run.name");
+    batch = cfg.get_int("train.batch_size");
+    accum = cfg.get_int("train.grad_accum");
+    if (batch % accum != 0)
+      throw ConfigError(str_cat(cfg.origin("train.grad_accum"), ": train.grad_accum ", accum,
+                                " must divide train.batch_size ", batch));
+    micro = batch / accum;
+    const int64_t steps_per_epoch = (task.samples_per_epoch() + batch - 1) / batch;
+    total_steps = cfg.has("train.steps") ? cfg.get_int("train.steps") : cfg.get_int("train.epochs") * steps_per_epoch;
+    beta = cfg.get_float("moh.balance_loss");
+    clip = cfg.get_float("train.grad_clip");
+    abort_on_nonfinite = cfg.get_string("train.nonfinite") == "abort";
+    schedule = {parse_schedule_kind(cfg.get_string("schedule.name")), cfg.get_float("optim.lr"),
+                cfg.get_float("schedule.min_lr"), cfg.get_int("schedule.warmup_steps"), total_steps};
+    validate_schedule(schedule);
+    optimizer = make_optimizer(cfg, task.model());
+    if (cfg.has("ema.decay")) ema = std::make_unique<Ema>(task.model(), cfg.get_float("ema.decay"));
+    log = std::make_unique<RunLog>(run_dir);
+    checkpoints = std::make_unique<CheckpointManager>(
+        run_dir + "/checkpoints", cfg.get_int("checkpoint.keep_last"),
+        cfg.has("checkpoint.best_metric") ? "eval/" + cfg.get_string("checkpoint.best_metric") : "",
+        cfg.get_string("checkpoint.best_mode"));
+  }
+
+  CheckpointData snapshot() const {
+    CheckpointData d;
+    d.step = step;
+    d.epoch = task.data_state().count("epoch") ? task.data_state().at("epoch") : 0;
+    d.config_text = cfg.dump();
+    d.model = task.model().state_dict();
+    if (ema) d.ema = ema->state_dict();
+    d.optimizer = optimizer->state_dict();
+    d.scheduler = {{"step", double(step)}, {"lr", optimizer->lr()}};
+    for (auto& [name, gen] : task.generators()) d.rng[name] = {gen->seed(), gen->offset()};
+    d.data = task.data_state();
+    for (auto& [name, value] : last_eval) d.metrics["eval/" + name] = value;
+    return d;
+  }
+
+  void save() {
+    last_checkpoint = checkpoints->save(step, snapshot());
+    for (const std::string& w : checkpoints->take_warnings()) log->warn(w);
+    log->info(str_cat("checkpoint ", last_checkpoint));
+  }
+
+  void restore(const std::string& path, const CheckpointData& d) {
+    task.model().load_state_dict(d.model);
+    optimizer->load_state_dict(d.optimizer);
+    if (ema) {
+      MOH_CHECK(!d.ema.empty(), "checkpoint '", path, "' holds no EMA weights but ema.decay is set");
+      ema->load_state_dict(d.ema);
+    }
+    task.load_data_state(d.data);
+    for (auto& [name, gen] : task.generators()) {
+      auto it = d.rng.find(name);
+      MOH_CHECK(it != d.rng.end(), "checkpoint '", path, "' has no state for generator '", name, "'");
+      gen->set_state(it->second.first, it->second.second);
+    }
+    step = d.step;
+    log->info(str_cat("resumed from ", path, " at step ", step));
+  }
+
+  void evaluate() {
+    last_eval = task.evaluate();
+    nlohmann::json record{{"step", step}};
+    std::string line = str_cat("eval step ", step);
+    for (auto& [name, value] : last_eval) {
+      record["eval/" + name] = value;
+      line += str_cat(" ", name, " ", value);
+    }
+    log->metrics(record);
+    log->info(line);
+  }
+
+  TrainResult run() {
+    StopSignals signals;
+    {
+      std::ofstream out(run_dir + "/config.yaml");
+      out << cfg.dump();
+    }
+    const auto resume = checkpoints->resolve_resume(cfg.get_string("train.resume"));
+    for (const std::string& w : checkpoints->take_warnings()) log->warn(w);
+    if (resume) restore(resume->path, resume->data);
+    log->info(str_cat("training ", total_steps, " steps of ", batch, " samples (", accum, " x ", micro, ") in ", run_dir,
+                      "; model has ", task.model().num_parameters(), " parameters"));
+
+    TrainResult result;
+    const int64_t log_every = cfg.get_int("train.log_every"), eval_every = cfg.get_int("eval.every");
+    const int64_t ckpt_every = cfg.get_int("checkpoint.every");
+    double loss_sum = 0, lb_sum = 0, norm_sum = 0;
+    int64_t logged_steps = 0, samples = 0, tokens = 0;
+    auto window_start = std::chrono::steady_clock::now();
+    const auto run_start = window_start;
+    const int64_t first_step = step;
+    cpu_allocator().reset_peak();
+
+    while (step < total_steps) {
+      const auto step_start = std::chrono::steady_clock::now();
+      optimizer->set_lr(lr_at(schedule, step));
+      double step_loss = 0, step_lb = 0;
+      for (int64_t m = 0; m < accum; ++m) {
+        MicroBatchLoss out = task.train_micro_batch(micro);
+        ag::Variable loss = out.loss;
+        if (!out.balance_losses.empty()) {
+          ag::Variable lb = out.balance_losses[0];
+          for (size_t i = 1; i < out.balance_losses.size(); ++i) lb = ag::add(lb, out.balance_losses[i]);
+          lb = ag::div(lb, double(out.balance_losses.size()));
+          step_lb += lb.data().item<double>() / double(accum);
+          loss = ag::add(loss, ag::mul(lb, beta));
+        }
+        step_loss += out.loss.data().item<double>() / double(accum);
+        ag::backward(ag::div(loss, double(accum)));
+        samples += out.samples;
+        tokens += out.tokens;
+      }
+      const NamedParameters params = task.model().named_parameters();
+      GradNorm gn = clip > 0 ? clip_grad_norm(params, clip) : grad_norm(params);
+      if (!gn.finite() || !std::isfinite(step_loss)) {
+        const std::string what = gn.finite() ? str_cat("the loss is ", step_loss)
+                                             : str_cat("the gradient of '", gn.nonfinite, "' is not finite");
+        optimizer->zero_grad();
+        if (abort_on_nonfinite) {
+          save();  // the weights are still those of the last good step
+          MOH_FAIL("step ", step, ": ", what, "; saved the last good state to ", last_checkpoint,
+                   " (train.nonfinite: abort)");
+        }
+        log->warn(str_cat("step ", step, ": ", what, "; skipping the update (train.nonfinite: skip_step)"));
+        ++step;
+        continue;
+      }
+      optimizer->step();
+      optimizer->zero_grad();
+      if (ema) ema->update(task.model());
+      ++step;
+      loss_sum += step_loss;
+      lb_sum += step_lb;
+      norm_sum += gn.norm;
+      ++logged_steps;
+      const double step_ms = seconds_since(step_start) * 1e3;
+      const double rate = double(step - first_step) / std::max(1e-9, seconds_since(run_start));
+      log->progress(step, total_steps, rate, str_cat("loss ", step_loss));
+
+      if (step % log_every == 0 || step == total_steps) {
+        const double window = std::max(1e-9, seconds_since(window_start));
+        nlohmann::json record{{"step", step},
+                              {"epoch", task.data_state().count("epoch") ? task.data_state().at("epoch") : 0},
+                              {"loss", loss_sum / double(logged_steps)},
+                              {"lb_loss", lb_sum / double(logged_steps)},
+                              {"lr", optimizer->lr()},
+                              {"grad_norm", norm_sum / double(logged_steps)},
+                              {"samples_per_s", double(samples) / window},
+                              {"step_ms", step_ms},
+                              {"mem_peak_mb", double(cpu_allocator().stats().peak_bytes) / (1 << 20)}};
+        if (tokens > 0) record["tokens_per_s"] = double(tokens) / window;
+        log->metrics(record);
+        log->info(str_cat("step ", step, "/", total_steps, " loss ", record["loss"].get<double>(), " lr ",
+                          optimizer->lr(), " grad_norm ", record["grad_norm"].get<double>(), " ",
+                          int64_t(double(samples) / window), " samples/s ETA ",
+                          format_duration(double(total_steps - step) / rate)));
+        loss_sum = lb_sum = norm_sum = 0;
+        logged_steps = samples = tokens = 0;
+        window_start = std::chrono::steady_clock::now();
+        cpu_allocator().reset_peak();
+      }
+      const bool last = step == total_steps;
+      if ((eval_every > 0 && step % eval_every == 0) || last) evaluate();
+      if ((ckpt_every > 0 && step % ckpt_every == 0) || last) save();
+      if (g_stop_requested.load() && !last) {
+        log->info(str_cat("stop requested at step ", step, ": saving a checkpoint"));
+        save();
+        result.interrupted = true;
+        break;
+      }
+    }
+    result.step = step;
+    result.eval = last_eval;
+    result.checkpoint = last_checkpoint;
+    result.run_dir = run_dir;
+    return result;
+  }
+};
+
+Trainer::Trainer(const Config& config, Task& task) : impl_(std::make_unique<Impl>(config, task)) {}
+Trainer::~Trainer() = default;
+TrainResult Trainer::run() { return impl_->run(); }
+void Trainer::request_stop() { g_stop_requested.store(true); }
+
+config::Schema training_schema(const std::string& family) {
+  config::Schema schema = config::common_schema();
+  schema.extend(task_family(family).schema());
+  return schema;
+}
+
+}  // namespace moh

@@ -1,0 +1,49 @@
+// Trainer: the training loop every family shares. Per optimizer step it runs grad_accum
+// micro-batches (loss scaled by 1/grad_accum, plus moh.balance_loss times the mean of the MoH
+// layers' balance losses), clips the global gradient norm, applies the non-finite policy, sets the
+// scheduled learning rate and steps the optimizer; it logs metrics every train.log_every steps,
+// evaluates every eval.every, checkpoints every checkpoint.every (atomically, with everything needed
+// to resume bit for bit on CPU), resumes per train.resume, and on SIGINT/SIGTERM saves a checkpoint
+// and returns cleanly.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "trainers/config.h"
+#include "trainers/run_log.h"
+#include "trainers/task.h"
+
+namespace moh {
+
+class Optimizer;
+
+struct TrainResult {
+  int64_t step = 0;              // optimizer steps completed (including resumed ones)
+  bool interrupted = false;      // stopped by SIGINT/SIGTERM after saving a checkpoint
+  std::map<std::string, double> eval;  // the last evaluation's metrics
+  std::string checkpoint;        // path of the last checkpoint written ("" if none)
+  std::string run_dir;
+};
+
+class Trainer {
+ public:
+  Trainer(const Config& config, Task& task);
+  ~Trainer();
+  TrainResult run();
+
+  // Asks a running trainer to checkpoint and stop after the current step (what the signal handler
+  // does); safe to call from a signal handler.
+  static void request_stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The common schema, the `task` key and the family's own section: what `moh train` validates against.
+config::Schema training_schema(const std::string& family);
+
+}  // namespace moh
