@@ -2,12 +2,16 @@
 // train -> eval on the synthetic task with the JSON last lines, and readable config errors.
 #include <gtest/gtest.h>
 
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -102,6 +106,33 @@ TEST_F(Cli, TrainThenEvaluatePrintJsonLastLines) {
   Result eval_file = moh("eval " + (run / "checkpoints" / "step_00000020.h5").string() + " data.eval_size=128");
   ASSERT_EQ(eval_file.status, 0) << eval_file.output;
   EXPECT_EQ(nlohmann::json::parse(eval_file.last_line())["step"], 20);
+}
+
+TEST_F(Cli, SigintSavesACheckpointAndExitsCleanly) {
+  const fs::path metrics = dir_ / "runs" / "cli" / "metrics.jsonl";
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    freopen("/dev/null", "w", stdout);
+    freopen("/dev/null", "w", stderr);
+    const std::string cfg = config();
+    execl(MOH_CLI_PATH, "moh", "train", cfg.c_str(), "train.steps=100000000", "checkpoint.every=0", nullptr);
+    _exit(127);
+  }
+  // Wait until training is under way (metrics appear), then interrupt it like Ctrl-C.
+  for (int i = 0; i < 200 && (!fs::exists(metrics) || fs::file_size(metrics) == 0); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(fs::exists(metrics)) << "training did not start";
+  kill(pid, SIGINT);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  Result eval = moh("eval " + (dir_ / "runs" / "cli").string());
+  ASSERT_EQ(eval.status, 0) << eval.output;
+  const int64_t step = nlohmann::json::parse(eval.last_line())["step"];
+  EXPECT_GT(step, 0);
+  EXPECT_LT(step, 100000000);
 }
 
 TEST_F(Cli, RuntimeFailuresExitOne) {
