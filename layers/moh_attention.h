@@ -16,6 +16,14 @@ namespace moh {
 
 enum class MoHExecution { Dense, Sparse };
 enum class MoHRouter { Learned, QueryNorm };
+// How the sparse execution computes the routed heads' query and output projections:
+// Gathered - one GEMM per routed head over only the rows of tokens that selected it (fewest FLOPs);
+// Dense    - one GEMM over every token and routed head, keeping the selected query rows and feeding
+//            unselected (token, head) pairs to W_O as zeros (full FLOPs, one large efficient GEMM);
+// Auto     - Gathered when a token keeps at most kGatheredShare of the routed heads, else Dense.
+// The query-norm router always projects densely (it scores every head's query).
+// Both give the same values; the attention core is sparse either way.
+enum class MoHProjections { Auto, Gathered, Dense };
 
 struct MoHOptions {
   int64_t shared_heads = 0;  // hs, heads [0, hs) always on
@@ -24,6 +32,7 @@ struct MoHOptions {
   MoHRouter router = MoHRouter::Learned;
   bool gates = true;    // K == 0 only: false = no gate layer (exactly MultiHeadAttention)
   double eps = 1e-6;    // floor of the routed renormalisation denominator (and query-norm std)
+  MoHProjections projections = MoHProjections::Auto;
 };
 
 class MoHAttention : public MultiHeadAttention {
@@ -37,9 +46,12 @@ class MoHAttention : public MultiHeadAttention {
 
   const MoHOptions& moh_options() const { return moh_; }
   void set_execution(MoHExecution execution) { moh_.execution = execution; }
+  void set_projections(MoHProjections projections) { moh_.projections = projections; }
   HeadSplit head_split() const { return split_; }
   // Share of (token, head) query rows this layer computes: (hs + K) / H.
   double active_share() const;
+  // Whether the sparse execution uses per-head gathered projections (resolves Auto).
+  bool gathered_projections() const;
   // Statistics of the last forward.
   const RoutingStats& last_stats() const { return stats_; }
 

@@ -94,7 +94,8 @@ RoutedRows pack_routed_rows(const Tensor& topk, int64_t batch, int64_t tokens, c
   for (int64_t i = 0; i < n * k; ++i) ++counts[size_t(sel[size_t(i)] * batch + (i / k) / tokens + 1)];
   for (size_t g = 1; g < counts.size(); ++g) counts[g] += counts[g - 1];  // now group start offsets
   std::vector<int64_t> next(counts.begin(), counts.end() - 1);
-  std::vector<int64_t> token_index(size_t(n * k)), q_pos(size_t(n * k)), pair_index(size_t(n * k));
+  std::vector<int64_t> token_index(size_t(n * k)), q_pos(size_t(n * k)), pair_index(size_t(n * k)),
+      routed_index(size_t(n * k));
   for (int64_t token = 0; token < n; ++token)  // token order keeps each group ascending
     for (int64_t j = 0; j < k; ++j) {
       const int64_t head = sel[size_t(token * k + j)];
@@ -102,12 +103,14 @@ RoutedRows pack_routed_rows(const Tensor& topk, int64_t batch, int64_t tokens, c
       token_index[size_t(r)] = token;
       q_pos[size_t(r)] = token % tokens;
       pair_index[size_t(r)] = token * split.heads + split.shared + head;
+      routed_index[size_t(r)] = token * e + head;
     }
   std::vector<int64_t> head_offsets(size_t(e + 1));
   for (int64_t h = 0; h <= e; ++h) head_offsets[size_t(h)] = counts[size_t(h * batch)];
   const int64_t rows = n * k;
-  return {from_vector(token_index, {rows}), from_vector(q_pos, {rows}), from_vector(pair_index, {rows}),
-          from_vector(counts, {e * batch + 1}), from_vector(head_offsets, {e + 1})};
+  return {from_vector(token_index, {rows}),         from_vector(q_pos, {rows}),
+          from_vector(pair_index, {rows}),          from_vector(routed_index, {rows}),
+          from_vector(counts, {e * batch + 1}),     from_vector(head_offsets, {e + 1})};
 }
 
 RoutingStats routing_stats(const Routing& routing, const HeadSplit& split, int64_t tokens) {

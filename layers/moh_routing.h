@@ -48,11 +48,13 @@ Routing query_norm_routing(const ag::Variable& q, const HeadSplit& split, double
 
 // The selected (token, routed head) pairs in execution order: grouped by routed head, then by
 // batch, tokens ascending inside a group. Row r is token token_index[r] = b * T + t at position
-// q_pos[r] = t for routed head e; pair_index[r] = token * H + hs + e indexes a flat [N * H] array.
+// q_pos[r] = t for routed head e; pair_index[r] = token * H + hs + e indexes a flat [N * H] array
+// and routed_index[r] = token * E + e a flat [N * E] array of routed heads only.
 struct RoutedRows {
   Tensor token_index;   // [R] int64
   Tensor q_pos;         // [R] int64
   Tensor pair_index;    // [R] int64
+  Tensor routed_index;  // [R] int64
   Tensor row_offsets;   // [E * B + 1] int64, group g = e * B + b (attention_packed's order)
   Tensor head_offsets;  // [E + 1] int64 (gather_linear / scatter_linear groups)
 };

@@ -199,7 +199,16 @@ int main(int argc, char** argv) {
           MoHAttention layer(opts, {kShared, s.topk, MoHExecution::Sparse}, gen);
           const double t = layer_ms(layer, x, args.reps);
           const double flops = layer_flop_ratio(seq, s.topk);
-          rows.push_back({seq, "layer", std::string("MoH sparse ") + s.name + "%", t, t / mha, flops});
+          const bool gathered = layer.gathered_projections();
+          rows.push_back({seq, "layer", std::string("MoH sparse ") + s.name + "%" + (gathered ? " g" : " d"), t,
+                          t / mha, flops});
+          // The projection strategy Auto did not pick, for comparison.
+          MoHOptions other{kShared, s.topk, MoHExecution::Sparse};
+          other.projections = gathered ? MoHProjections::Dense : MoHProjections::Gathered;
+          MoHAttention alternative(opts, other, gen);
+          const double ta = layer_ms(alternative, x, args.reps);
+          rows.push_back({seq, "layer", std::string("MoH sparse ") + s.name + "%" + (gathered ? " d" : " g"), ta,
+                          ta / mha, flops});
           worst[s.name]["layer_ratio"] = std::max(worst[s.name]["layer_ratio"], t / mha);
           worst[s.name]["layer_flop_ratio"] = flops;
           by_seq[std::to_string(seq)][s.name]["layer_ratio"] = t / mha;
@@ -216,7 +225,8 @@ int main(int argc, char** argv) {
     for (const Row& r : rows)
       std::printf("%-5lld %-6s %-16s %10.1f %9.3f %12.3f\n", (long long)r.seq, r.scope.c_str(), r.variant.c_str(),
                   r.ms, r.ratio, r.flop_ratio);
-    std::printf("(ideal: active head share for the core, FLOP ratio for the layer; worst dense overhead %.1f%%)\n",
+    std::printf("(ideal: active head share for the core, FLOP ratio for the layer; g/d: gathered or dense\n"
+                " projections, the first of each pair is what MoHProjections::Auto picks; worst dense overhead %.1f%%)\n",
                 dense_overhead * 100);
     if (args.json) {
       nlohmann::json js(worst);

@@ -90,8 +90,11 @@ TEST_P(SparseMatchesDense, OutputsAndAllGradients) {
   Tensor x = normal({2, c.tokens, 16}, 0, 1, gen);
   RunResult dense = run(layer, x);
   layer.set_execution(MoHExecution::Sparse);
-  RunResult sparse = run(layer, x);
-  expect_runs_equal(sparse, dense, 1e-5);
+  for (MoHProjections projections : {MoHProjections::Gathered, MoHProjections::Dense}) {
+    layer.set_projections(projections);
+    SCOPED_TRACE(projections == MoHProjections::Gathered ? "gathered projections" : "dense projections");
+    expect_runs_equal(run(layer, x), dense, 1e-5);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
