@@ -14,47 +14,17 @@
 #include "core/factory.h"
 #include "core/io/hdf5_file.h"
 #include "core/ops.h"
+#include "tests/test_util.h"
 
 namespace moh {
 namespace {
 
 namespace fs = std::filesystem;
 
-class Hdf5FileTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("moh_hdf5_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+class Hdf5FileTest : public test::TempDirTest {};
 
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-
-  fs::path dir_;
-};
-
-// fn must throw an Error whose message holds every part.
-void expect_error(const std::function<void()>& fn, const std::vector<std::string>& parts) {
-  try {
-    fn();
-    ADD_FAILURE() << "no error; expected one mentioning '" << parts.front() << "'";
-  } catch (const Error& e) {
-    const std::string msg = e.what();
-    for (const auto& part : parts) EXPECT_NE(msg.find(part), std::string::npos) << "'" << part << "' in: " << msg;
-  }
-}
-
-void expect_same(const Tensor& a, const Tensor& b, const std::string& name) {
-  ASSERT_TRUE(a.defined()) << name;
-  EXPECT_EQ(a.dtype(), b.dtype()) << name;
-  EXPECT_EQ(a.shape(), b.shape()) << name;
-  EXPECT_TRUE(a.is_contiguous()) << name;
-  Tensor bc = b.contiguous();
-  ASSERT_EQ(a.nbytes(), bc.nbytes()) << name;
-  EXPECT_EQ(std::memcmp(a.raw_data(), bc.raw_data(), a.nbytes()), 0) << name;
-}
+using test::expect_error;
+using test::expect_same_bytes;
 
 TEST_F(Hdf5FileTest, RoundTripsEveryDtypeAndLayoutUnderNestedGroups) {
   Tensor base = arange(-6.0, 6.0, 1.0, DType::Float64).view({3, 4});
@@ -86,7 +56,7 @@ TEST_F(Hdf5FileTest, RoundTripsEveryDtypeAndLayoutUnderNestedGroups) {
   }
   Hdf5File f(p, Hdf5File::Mode::Read);
   for (const auto& [name, t] : tensors) {
-    expect_same(f.read_tensor(name), t, name);
+    expect_same_bytes(f.read_tensor(name), t, name);
     EXPECT_EQ(f.dataset_shape(name), t.shape()) << name;
     EXPECT_EQ(f.dataset_dtype(name), t.dtype()) << name;
   }

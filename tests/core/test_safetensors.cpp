@@ -12,25 +12,15 @@
 #include "core/factory.h"
 #include "core/io/safetensors.h"
 #include "core/ops.h"
+#include "tests/test_util.h"
 
 namespace moh {
 namespace {
 
 namespace fs = std::filesystem;
 
-class Safetensors : public ::testing::Test {
+class Safetensors : public test::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("moh_safetensors_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-
   // Writes a file from a header string (length prefix added) and a data buffer.
   std::string write_raw(const std::string& name, const std::string& header, const std::string& data) const {
     std::string p = path(name);
@@ -56,15 +46,7 @@ class Safetensors : public ::testing::Test {
   fs::path dir_;
 };
 
-void expect_same(const Tensor& a, const Tensor& b, const std::string& name) {
-  ASSERT_TRUE(a.defined()) << name;
-  EXPECT_EQ(a.dtype(), b.dtype()) << name;
-  EXPECT_EQ(a.shape(), b.shape()) << name;
-  EXPECT_TRUE(a.is_contiguous()) << name;
-  Tensor bc = b.contiguous();
-  ASSERT_EQ(a.nbytes(), bc.nbytes()) << name;
-  EXPECT_EQ(std::memcmp(a.raw_data(), bc.raw_data(), a.nbytes()), 0) << name;
-}
+using test::expect_same_bytes;
 
 TEST_F(Safetensors, RoundTripsEveryDtypeAndLayout) {
   Tensor base = arange(-6.0, 6.0, 1.0, DType::Float64).view({3, 4});
@@ -89,7 +71,7 @@ TEST_F(Safetensors, RoundTripsEveryDtypeAndLayout) {
   EXPECT_FALSE(fs::exists(p + ".tmp"));
   auto loaded = load_safetensors(p);
   ASSERT_EQ(loaded.size(), tensors.size());
-  for (const auto& [name, t] : tensors) expect_same(loaded[name], t, name);
+  for (const auto& [name, t] : tensors) expect_same_bytes(loaded[name], t, name);
   EXPECT_TRUE(load_safetensors_metadata(p).empty());
 }
 

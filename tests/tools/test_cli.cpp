@@ -15,6 +15,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/test_util.h"
+
+namespace moh {
 namespace {
 
 namespace fs = std::filesystem;
@@ -38,22 +41,18 @@ Result moh(const std::string& args) {
   return r;
 }
 
-class Cli : public ::testing::Test {
+class Cli : public test::TempDirTest {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("moh_cli_" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    std::ofstream(dir_ / "syn.yaml") << "task: synthetic\n"
-                                        "run: {name: cli, dir: " << (dir_ / "runs").string() << "}\n"
-                                        "train: {steps: 30, batch_size: 32, log_every: 10}\n"
-                                        "checkpoint: {every: 10}\n"
-                                        "optim: {lr: 0.01}\n"
-                                        "data: {train_size: 512, eval_size: 256}\n";
+    TempDirTest::SetUp();
+    write("syn.yaml", "task: synthetic\n"
+                      "run: {name: cli, dir: " + (dir_ / "runs").string() + "}\n"
+                      "train: {steps: 30, batch_size: 32, log_every: 10}\n"
+                      "checkpoint: {every: 10}\n"
+                      "optim: {lr: 0.01}\n"
+                      "data: {train_size: 512, eval_size: 256}\n");
   }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string config() const { return (dir_ / "syn.yaml").string(); }
-  fs::path dir_;
+  std::string config() const { return path("syn.yaml"); }
 };
 
 TEST_F(Cli, UsageErrorsExitTwo) {
@@ -145,3 +144,4 @@ TEST_F(Cli, RuntimeFailuresExitOne) {
 }
 
 }  // namespace
+}  // namespace moh

@@ -18,6 +18,7 @@
 #include "core/factory.h"
 #include "core/io/hdf5_file.h"
 #include "core/ops.h"
+#include "tests/test_util.h"
 #include "tests/trainers/trainer_test_util.h"
 #include "trainers/checkpoint.h"
 
@@ -29,20 +30,7 @@ using trainer_test::expect_error;
 using trainer_test::expect_identical;
 using trainer_test::TinyMlp;
 
-class Checkpoint : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("moh_ckpt_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-
-  fs::path dir_;
-};
+class Checkpoint : public test::TempDirTest {};
 
 std::string read_bytes(const std::string& p) {
   std::ifstream in(p, std::ios::binary);

@@ -10,6 +10,7 @@
 #include <initializer_list>
 #include <sstream>
 
+#include "tests/test_util.h"
 #include "trainers/config.h"
 
 namespace moh {
@@ -35,43 +36,18 @@ Schema family_schema() {
   return config::common_schema().extend(model);
 }
 
-class ConfigTest : public ::testing::Test {
+class ConfigTest : public test::TempDirTest {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() /
-           ("moh_config_" + std::string(info->name()) + "_" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string write(const std::string& name, const std::string& text) {
-    fs::path p = dir_ / name;
-    fs::create_directories(p.parent_path());
-    std::ofstream(p) << text;
-    return p.string();
-  }
-
   // Runs `fn`, which must throw ConfigError whose message holds every part.
   template <class F>
   void expect_error(F&& fn, std::initializer_list<std::string> parts) {
-    try {
-      fn();
-      ADD_FAILURE() << "no ConfigError thrown; expected one containing '" << *parts.begin() << "'";
-    } catch (const ConfigError& e) {
-      std::string msg = e.what();
-      for (const std::string& part : parts)
-        EXPECT_NE(msg.find(part), std::string::npos) << "'" << part << "' not in: " << msg;
-    }
+    test::expect_error<ConfigError>(fn, parts);
   }
 
   Config load(const std::string& name, const std::string& text,
               const std::vector<std::string>& overrides = {}) {
     return Config::load(write(name, text), family_schema(), overrides);
   }
-
-  fs::path dir_;
 };
 
 const char* kMinimal = "run:\n  name: r1\ntrain:\n  steps: 100\nmodel:\n  depth: 2\n";

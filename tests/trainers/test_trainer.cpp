@@ -11,6 +11,7 @@
 
 #include "autograd/autograd.h"
 #include "core/factory.h"
+#include "tests/test_util.h"
 #include "trainers/checkpoint.h"
 #include "trainers/trainer.h"
 
@@ -18,21 +19,6 @@ namespace moh {
 namespace {
 
 namespace fs = std::filesystem;
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() / ("moh_trainer_" + std::to_string(::getpid()) + "_" +
-                                        std::to_string(counter()++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  static int& counter() {
-    static int c = 0;
-    return c;
-  }
-};
 
 Config synthetic_config(const fs::path& dir, const std::vector<std::string>& overrides) {
   const fs::path file = dir / "synthetic.yaml";
@@ -89,9 +75,18 @@ class FaultyTask : public Task {
 
 std::unique_ptr<Task> make_task(const Config& cfg) { return task_family("synthetic").create(cfg); }
 
-TEST(Trainer, LearnsTheSyntheticTaskAndWritesTheRunFolder) {
-  TempDir tmp;
-  Config cfg = synthetic_config(tmp.path, {"train.steps=150", "data.train_size=2048", "checkpoint.every=0"});
+// Each run gets its own sub-folder of the test's temporary folder.
+class TrainerRun : public test::TempDirTest {
+ protected:
+  fs::path folder(const std::string& name) const {
+    fs::create_directories(dir_ / name);
+    return dir_ / name;
+  }
+};
+
+TEST_F(TrainerRun, LearnsTheSyntheticTaskAndWritesTheRunFolder) {
+  const fs::path tmp = folder("run");
+  Config cfg = synthetic_config(tmp, {"train.steps=150", "data.train_size=2048", "checkpoint.every=0"});
   auto task = make_task(cfg);
   const double before = task->evaluate().at("top1");
   TrainResult result = Trainer(cfg, *task).run();
@@ -99,7 +94,7 @@ TEST(Trainer, LearnsTheSyntheticTaskAndWritesTheRunFolder) {
   EXPECT_FALSE(result.interrupted);
   EXPECT_GT(result.eval.at("top1"), 0.85) << "accuracy before training " << before;
   EXPECT_LT(result.eval.at("loss"), 0.5);
-  const fs::path run = tmp.path / "runs" / "smoke";
+  const fs::path run = tmp / "runs" / "smoke";
   EXPECT_TRUE(fs::exists(run / "config.yaml"));
   EXPECT_TRUE(fs::exists(run / "train.log"));
   auto metrics = read_metrics(run);
@@ -112,22 +107,22 @@ TEST(Trainer, LearnsTheSyntheticTaskAndWritesTheRunFolder) {
   EXPECT_EQ(load_checkpoint(result.checkpoint).step, 150);
 }
 
-TEST(Trainer, ResumeAfterACrashReproducesTheUninterruptedRunBitForBit) {
-  TempDir a, b;
-  Config cfg_a = synthetic_config(a.path, {});
+TEST_F(TrainerRun, ResumeAfterACrashReproducesTheUninterruptedRunBitForBit) {
+  const fs::path a = folder("a"), b = folder("b");
+  Config cfg_a = synthetic_config(a, {});
   auto task_a = make_task(cfg_a);
   TrainResult full = Trainer(cfg_a, *task_a).run();
 
   // Crash on the first micro-batch of step 26: the step-20 checkpoint is the latest.
-  Config cfg_b1 = synthetic_config(b.path, {});
+  Config cfg_b1 = synthetic_config(b, {});
   auto crashing = std::make_unique<FaultyTask>(make_task(cfg_b1), 26, FaultyTask::Fault::Crash);
   EXPECT_THROW(Trainer(cfg_b1, *crashing).run(), std::runtime_error);
-  Config cfg_resume = synthetic_config(b.path, {"train.resume=auto"});
+  Config cfg_resume = synthetic_config(b, {"train.resume=auto"});
   auto task_b = make_task(cfg_resume);
   TrainResult resumed = Trainer(cfg_resume, *task_b).run();
   EXPECT_EQ(resumed.step, 40);
 
-  const auto la = train_losses(a.path / "runs" / "smoke"), lb = train_losses(b.path / "runs" / "smoke");
+  const auto la = train_losses(a / "runs" / "smoke"), lb = train_losses(b / "runs" / "smoke");
   ASSERT_EQ(la.size(), 40u);
   ASSERT_EQ(lb.size(), 25u + 20u);  // 25 steps before the crash, 20 after resuming at step 20
   for (size_t i = 0; i < 20; ++i) EXPECT_EQ(lb[25 + i], la[20 + i]) << "step " << 21 + i;
@@ -135,31 +130,31 @@ TEST(Trainer, ResumeAfterACrashReproducesTheUninterruptedRunBitForBit) {
   for (auto& [name, t] : wa) EXPECT_EQ(t.to_vector<float>(), wb.at(name).to_vector<float>()) << name;
 }
 
-TEST(Trainer, StopRequestSavesACheckpointAndResumeFinishesTheRun) {
-  TempDir tmp;
-  Config cfg = synthetic_config(tmp.path, {});
+TEST_F(TrainerRun, StopRequestSavesACheckpointAndResumeFinishesTheRun) {
+  const fs::path tmp = folder("run");
+  Config cfg = synthetic_config(tmp, {});
   FaultyTask task(make_task(cfg), 13, FaultyTask::Fault::Stop);
   TrainResult stopped = Trainer(cfg, task).run();
   EXPECT_TRUE(stopped.interrupted);
   EXPECT_EQ(stopped.step, 13);
   EXPECT_EQ(load_checkpoint(stopped.checkpoint).step, 13);
-  Config again = synthetic_config(tmp.path, {"train.resume=auto"});
+  Config again = synthetic_config(tmp, {"train.resume=auto"});
   auto task2 = make_task(again);
   EXPECT_EQ(Trainer(again, *task2).run().step, 40);
 }
 
-TEST(Trainer, NonFiniteLossIsSkippedOrAbortsWithTheLastGoodState) {
+TEST_F(TrainerRun, NonFiniteLossIsSkippedOrAbortsWithTheLastGoodState) {
   {
-    TempDir tmp;
-    Config cfg = synthetic_config(tmp.path, {"train.nonfinite=skip_step", "train.steps=10"});
+    const fs::path tmp = folder("skip");
+    Config cfg = synthetic_config(tmp, {"train.nonfinite=skip_step", "train.steps=10"});
     FaultyTask task(make_task(cfg), 4, FaultyTask::Fault::NanLoss);
     TrainResult r = Trainer(cfg, task).run();
     EXPECT_EQ(r.step, 10);
-    EXPECT_EQ(train_losses(tmp.path / "runs" / "smoke").size(), 9u);  // the skipped step logs nothing
+    EXPECT_EQ(train_losses(tmp / "runs" / "smoke").size(), 9u);  // the skipped step logs nothing
   }
   {
-    TempDir tmp;
-    Config cfg = synthetic_config(tmp.path, {"train.nonfinite=abort", "train.steps=10"});
+    const fs::path tmp = folder("abort");
+    Config cfg = synthetic_config(tmp, {"train.nonfinite=abort", "train.steps=10"});
     FaultyTask task(make_task(cfg), 4, FaultyTask::Fault::NanLoss);
     try {
       Trainer(cfg, task).run();
@@ -167,32 +162,32 @@ TEST(Trainer, NonFiniteLossIsSkippedOrAbortsWithTheLastGoodState) {
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find("step 3"), std::string::npos) << e.what();
     }
-    CheckpointManager manager((tmp.path / "runs" / "smoke" / "checkpoints").string(), 0);
+    CheckpointManager manager((tmp / "runs" / "smoke" / "checkpoints").string(), 0);
     ASSERT_TRUE(manager.latest_valid().has_value());
     EXPECT_EQ(load_checkpoint(*manager.latest_valid()).step, 3);
   }
 }
 
-TEST(Trainer, GradientAccumulationMatchesOneLargeBatch) {
-  TempDir a, b;
-  Config one = synthetic_config(a.path, {"train.steps=8"});
-  Config four = synthetic_config(b.path, {"train.steps=8", "train.grad_accum=4"});
+TEST_F(TrainerRun, GradientAccumulationMatchesOneLargeBatch) {
+  const fs::path a = folder("a"), b = folder("b");
+  Config one = synthetic_config(a, {"train.steps=8"});
+  Config four = synthetic_config(b, {"train.steps=8", "train.grad_accum=4"});
   auto ta = make_task(one), tb = make_task(four);
   Trainer(one, *ta).run();
   Trainer(four, *tb).run();
-  const auto la = train_losses(a.path / "runs" / "smoke"), lb = train_losses(b.path / "runs" / "smoke");
+  const auto la = train_losses(a / "runs" / "smoke"), lb = train_losses(b / "runs" / "smoke");
   ASSERT_EQ(la.size(), lb.size());
   for (size_t i = 0; i < la.size(); ++i) EXPECT_NEAR(la[i], lb[i], 1e-5 * (1 + std::fabs(la[i]))) << i;
 }
 
-TEST(Trainer, RejectsConfigsItCannotRun) {
-  TempDir tmp;
-  Config bad_accum = synthetic_config(tmp.path, {"train.grad_accum=3"});
+TEST_F(TrainerRun, RejectsConfigsItCannotRun) {
+  const fs::path tmp = folder("run");
+  Config bad_accum = synthetic_config(tmp, {"train.grad_accum=3"});
   auto task = make_task(bad_accum);
   EXPECT_THROW(Trainer(bad_accum, *task), ConfigError);
-  Config gpu = synthetic_config(tmp.path, {"device=cuda"});
+  Config gpu = synthetic_config(tmp, {"device=cuda"});
   EXPECT_THROW(Trainer(gpu, *task), ConfigError);
-  Config bf16 = synthetic_config(tmp.path, {"precision=bf16"});
+  Config bf16 = synthetic_config(tmp, {"precision=bf16"});
   EXPECT_THROW(Trainer(bf16, *task), ConfigError);
   EXPECT_THROW(training_schema("vit_nonexistent"), ConfigError);
 }

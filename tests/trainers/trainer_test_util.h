@@ -14,6 +14,7 @@
 #include "core/factory.h"
 #include "core/random.h"
 #include "layers/linear.h"
+#include "tests/test_util.h"
 #include "trainers/optimizer.h"
 
 namespace moh::trainer_test {
@@ -65,13 +66,7 @@ inline void expect_identical(const Tensor& a, const Tensor& b, const std::string
 
 // Expects fn to throw moh::Error with `phrase` in its message.
 inline void expect_error(const std::function<void()>& fn, const std::string& phrase) {
-  try {
-    fn();
-    ADD_FAILURE() << "expected an error mentioning \"" << phrase << "\"";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(phrase), std::string::npos)
-        << "message \"" << e.what() << "\" does not mention \"" << phrase << "\"";
-  }
+  test::expect_error(fn, {phrase});
 }
 
 }  // namespace moh::trainer_test
