@@ -1,5 +1,6 @@
-// Helpers any test suite may use: a fixture giving each test its own temporary folder, a
-// byte-exact tensor comparison, and an error check that looks for phrases in the message.
+// Helpers any test suite may use: a fixture giving each test its own temporary folder, seeded
+// random tensors and indices, a byte-exact tensor comparison, and an error check that looks for
+// phrases in the message.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -10,9 +11,12 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <random>
 #include <string>
 #include <vector>
 
+#include "core/factory.h"
+#include "core/random.h"
 #include "core/tensor.h"
 
 namespace moh::test {
@@ -41,6 +45,20 @@ class TempDirTest : public ::testing::Test {
 
   std::filesystem::path dir_;
 };
+
+// Uniform values in [-1, 1) from a Philox generator seeded with `seed`.
+inline Tensor rand_t(const Shape& shape, uint64_t seed, DType dtype = DType::Float32) {
+  Generator gen(seed);
+  return uniform(shape, -1.0, 1.0, gen, dtype);
+}
+
+// int64 indices in [0, limit), reproducible for a seed.
+inline Tensor rand_index(const Shape& shape, int64_t limit, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<int64_t> v(static_cast<size_t>(shape_numel(shape)));
+  for (auto& e : v) e = int64_t(rng() % uint32_t(limit));
+  return from_vector<int64_t>(v, shape);
+}
 
 // a is contiguous and holds exactly the bytes of b (same dtype and shape).
 inline void expect_same_bytes(const Tensor& a, const Tensor& b, const std::string& name) {

@@ -8,15 +8,12 @@
 #include "core/factory.h"
 #include "core/math/dropout_math.h"
 #include "core/ops.h"
+#include "tests/test_util.h"
 
 namespace moh {
 namespace {
 
-Tensor rand_t(const Shape& shape, uint64_t seed, DType dtype = DType::Float32) {
-  Generator gen(seed);
-  return uniform(shape, -1.0, 1.0, gen, dtype);
-}
-
+using test::rand_t;
 template <class T>
 void expect_rule(const Tensor& x, double p, uint64_t seed, uint64_t offset) {
   Generator gen(seed, offset);

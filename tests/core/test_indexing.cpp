@@ -10,21 +10,13 @@
 
 #include "core/factory.h"
 #include "core/ops.h"
+#include "tests/test_util.h"
 
 namespace moh {
 namespace {
 
-Tensor rand_t(const Shape& shape, uint64_t seed, DType dtype = DType::Float32) {
-  Generator gen(seed);
-  return uniform(shape, -1.0, 1.0, gen, dtype);
-}
-
-Tensor rand_index(const Shape& shape, int64_t limit, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::vector<int64_t> v(size_t(shape_numel(shape)));
-  for (auto& e : v) e = int64_t(rng() % uint32_t(limit));
-  return from_vector<int64_t>(v, shape);
-}
+using test::rand_t;
+using test::rand_index;
 
 std::vector<int64_t> unravel(int64_t flat, const Shape& shape) {
   std::vector<int64_t> idx(shape.size());

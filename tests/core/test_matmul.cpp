@@ -6,15 +6,12 @@
 
 #include "core/factory.h"
 #include "core/ops.h"
+#include "tests/test_util.h"
 
 namespace moh {
 namespace {
 
-Tensor rand_t(const Shape& shape, uint64_t seed, DType dtype = DType::Float32) {
-  Generator gen(seed);
-  return uniform(shape, -1.0, 1.0, gen, dtype);
-}
-
+using test::rand_t;
 // Naive [..., M, K] @ [..., K, N] in double with NumPy batch broadcasting.
 std::vector<double> reference(const Tensor& a, const Tensor& b, Shape& out_shape) {
   Shape ab(a.shape().begin(), a.shape().end() - 2), bb(b.shape().begin(), b.shape().end() - 2);
