@@ -5,12 +5,11 @@
 // inside an OpenMP region), serially with BLAS's own threads when each GEMM is large.
 #include "core/cpu/matmul.h"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <climits>
 #include <vector>
 
+#include "core/cpu/blas.h"
 #include "core/cpu/copy.h"
 #include "core/cpu/fill.h"
 #include "core/dispatch.h"
@@ -24,20 +23,19 @@ constexpr int64_t kSmallGemm = int64_t(1) << 18;
 // ...provided the whole batch is worth waking a thread team for.
 constexpr int64_t kMinParallelWork = int64_t(1) << 16;
 
-// How BLAS reads one operand's trailing [rows, cols] matrix.
+// How BLAS reads one operand's trailing [rows, cols] matrix (ok = false: it must be copied first).
 struct MatLayout {
   bool ok = false;
-  CBLAS_TRANSPOSE trans = CblasNoTrans;
-  int64_t ld = 1;
+  GemmOperand operand;
 };
 
 MatLayout layout_of(const Tensor& t) {
   const int64_t rows = t.size(-2), cols = t.size(-1);
   const int64_t rs = t.stride(-2), cs = t.stride(-1);
   if ((cols == 1 || cs == 1) && (rows == 1 || rs >= std::max<int64_t>(1, cols)))
-    return {true, CblasNoTrans, rows == 1 ? std::max<int64_t>(1, cols) : rs};
+    return {true, {false, rows == 1 ? std::max<int64_t>(1, cols) : rs}};
   if ((rows == 1 || rs == 1) && (cols == 1 || cs >= std::max<int64_t>(1, rows)))
-    return {true, CblasTrans, cols == 1 ? std::max<int64_t>(1, rows) : cs};
+    return {true, {true, cols == 1 ? std::max<int64_t>(1, rows) : cs}};
   return {};
 }
 
@@ -73,26 +71,14 @@ std::vector<int64_t> batch_offsets(const Tensor& t, int64_t batch) {
 // True when every batch of `a` (NoTrans) stacks into one [batch * M, K] matrix with stride ld and
 // b is the same matrix for every batch.
 bool foldable(const Tensor& a, const MatLayout& la, const Tensor& b) {
-  if (la.trans != CblasNoTrans) return false;
-  int64_t expected = la.ld * a.size(-2);
+  if (la.operand.transposed) return false;
+  int64_t expected = la.operand.ld * a.size(-2);
   for (int64_t d = a.dim() - 3; d >= 0; --d) {
     if (a.shape()[size_t(d)] == 1) continue;
     if (b.strides()[size_t(d)] != 0 || a.strides()[size_t(d)] != expected) return false;
     expected *= a.shape()[size_t(d)];
   }
   return true;
-}
-
-void gemm(const MatLayout& la, const MatLayout& lb, int64_t m, int64_t n, int64_t k, const float* a,
-          const float* b, float* c) {
-  cblas_sgemm(CblasRowMajor, la.trans, lb.trans, blasint(m), blasint(n), blasint(k), 1.0f, a, blasint(la.ld),
-              b, blasint(lb.ld), 0.0f, c, blasint(n));
-}
-
-void gemm(const MatLayout& la, const MatLayout& lb, int64_t m, int64_t n, int64_t k, const double* a,
-          const double* b, double* c) {
-  cblas_dgemm(CblasRowMajor, la.trans, lb.trans, blasint(m), blasint(n), blasint(k), 1.0, a, blasint(la.ld),
-              b, blasint(lb.ld), 0.0, c, blasint(n));
 }
 
 }  // namespace
@@ -111,7 +97,8 @@ void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in) {
   const int64_t batch = out.numel() / (m * n);
   const bool fold = foldable(a, la, b);
   const int64_t limit = INT_MAX;
-  MOH_CHECK((fold ? batch * m : m) <= limit && n <= limit && k <= limit && la.ld <= limit && lb.ld <= limit,
+  MOH_CHECK((fold ? batch * m : m) <= limit && n <= limit && k <= limit && la.operand.ld <= limit &&
+                lb.operand.ld <= limit,
             "matmul: a matrix of ", describe(a_in), " @ ", describe(b_in),
             " exceeds the 32-bit BLAS index range");
   dispatch_floating(out.dtype(), "matmul", [&]<class T>() {
@@ -119,14 +106,15 @@ void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in) {
     const T* pb = b.data<T>();
     T* pc = out.data<T>();
     if (fold) {
-      gemm(la, lb, batch * m, n, k, pa, pb, pc);
+      gemm(la.operand, lb.operand, batch * m, n, k, T(1), pa, pb, T(0), pc, n);
       return;
     }
     const std::vector<int64_t> oa = batch_offsets(a, batch), ob = batch_offsets(b, batch);
 #pragma omp parallel for schedule(static) \
     if (batch > 1 && m * n * k < kSmallGemm && batch * m * n * k >= kMinParallelWork)
     for (int64_t i = 0; i < batch; ++i)
-      gemm(la, lb, m, n, k, pa + oa[size_t(i)], pb + ob[size_t(i)], pc + i * m * n);
+      gemm(la.operand, lb.operand, m, n, k, T(1), pa + oa[size_t(i)], pb + ob[size_t(i)], T(0), pc + i * m * n,
+           n);
   });
 }
 
