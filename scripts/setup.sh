@@ -13,6 +13,7 @@ packages=(
   libyaml-cpp-dev             # YAML run configs (trainers/config)
   libhdf5-dev zlib1g-dev      # HDF5 checkpoints and data shards; CRC32 checksums
   libgtest-dev libbenchmark-dev
+  dataset-fashion-mnist       # Fashion-MNIST IDX files in /usr/share/datasets/fashion-mnist (ViT runs)
 )
 if [[ "${1:-}" == "--reference" ]]; then
   packages+=(python3-torch python3-numpy)
