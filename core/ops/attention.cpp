@@ -4,11 +4,10 @@
 #include "core/cpu/attention.h"
 #include "core/dispatch.h"
 #include "core/ops.h"
+#include "core/ops/checks.h"
 
 namespace moh {
 namespace {
-
-Tensor unit_last_stride(const Tensor& t) { return t.dim() > 0 && t.stride(-1) == 1 ? t : t.contiguous(); }
 
 // [B, H, T, C] tensor whose memory is laid out [B, T, H, C].
 Tensor empty_bthc(int64_t b, int64_t h, int64_t t, int64_t c, DType dtype, Device device) {
@@ -61,7 +60,7 @@ void check_packed(const char* op, const Tensor& q_rows, const Tensor& row_offset
 
 AttentionForward attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in, double scale, bool causal) {
   check_dense("attention", q_in, k_in, v_in);
-  Tensor q = unit_last_stride(q_in), k = unit_last_stride(k_in), v = unit_last_stride(v_in);
+  Tensor q = with_unit_last_stride(q_in), k = with_unit_last_stride(k_in), v = with_unit_last_stride(v_in);
   const int64_t b = q.size(0), h = q.size(1), tq = q.size(2);
   AttentionForward fwd{empty_bthc(b, h, tq, v.size(3), q.dtype(), q.device()),
                        Tensor::empty({b, h, tq}, q.dtype(), q.device())};
@@ -75,20 +74,20 @@ AttentionBackward attention_backward(const Tensor& grad_out, const Tensor& q_in,
   MOH_CHECK(grad_out.defined() && grad_out.shape() == saved.out.shape() && grad_out.dtype() == q_in.dtype(),
             "attention_backward: grad_out ", describe(grad_out), " must match the forward output ",
             describe(saved.out));
-  Tensor q = unit_last_stride(q_in), k = unit_last_stride(k_in), v = unit_last_stride(v_in);
+  Tensor q = with_unit_last_stride(q_in), k = with_unit_last_stride(k_in), v = with_unit_last_stride(v_in);
   const int64_t b = q.size(0), h = q.size(1);
   AttentionBackward grads{empty_bthc(b, h, q.size(2), q.size(3), q.dtype(), q.device()),
                           empty_bthc(b, h, k.size(2), k.size(3), q.dtype(), q.device()),
                           empty_bthc(b, h, v.size(2), v.size(3), q.dtype(), q.device())};
-  MOH_BACKEND(q.device(), attention_backward, grads.grad_q, grads.grad_k, grads.grad_v, unit_last_stride(grad_out), q,
-              k, v, saved.out, saved.lse, scale, causal);
+  MOH_BACKEND(q.device(), attention_backward, grads.grad_q, grads.grad_k, grads.grad_v,
+              with_unit_last_stride(grad_out), q, k, v, saved.out, saved.lse, scale, causal);
   return grads;
 }
 
 AttentionForward attention_packed(const Tensor& q_rows_in, const Tensor& row_offsets, const Tensor& q_pos,
                                   const Tensor& k_in, const Tensor& v_in, double scale, bool causal) {
   check_packed("attention_packed", q_rows_in, row_offsets, q_pos, k_in, v_in);
-  Tensor q = unit_last_stride(q_rows_in), k = unit_last_stride(k_in), v = unit_last_stride(v_in);
+  Tensor q = with_unit_last_stride(q_rows_in), k = with_unit_last_stride(k_in), v = with_unit_last_stride(v_in);
   AttentionForward fwd{Tensor::empty({q.size(0), v.size(3)}, q.dtype(), q.device()),
                        Tensor::empty({q.size(0)}, q.dtype(), q.device())};
   MOH_BACKEND(q.device(), attention_packed, fwd.out, fwd.lse, q, row_offsets, q_pos, k, v, scale, causal);
@@ -102,13 +101,13 @@ AttentionBackward attention_packed_backward(const Tensor& grad_out, const Tensor
   MOH_CHECK(grad_out.defined() && grad_out.shape() == saved.out.shape() && grad_out.dtype() == q_rows_in.dtype(),
             "attention_packed_backward: grad_out ", describe(grad_out), " must match the forward output ",
             describe(saved.out));
-  Tensor q = unit_last_stride(q_rows_in), k = unit_last_stride(k_in), v = unit_last_stride(v_in);
+  Tensor q = with_unit_last_stride(q_rows_in), k = with_unit_last_stride(k_in), v = with_unit_last_stride(v_in);
   const int64_t b = k.size(0), h = k.size(1);
   AttentionBackward grads{Tensor::empty(q.shape(), q.dtype(), q.device()),
                           empty_bthc(b, h, k.size(2), k.size(3), q.dtype(), q.device()),
                           empty_bthc(b, h, v.size(2), v.size(3), q.dtype(), q.device())};
   MOH_BACKEND(q.device(), attention_packed_backward, grads.grad_q, grads.grad_k, grads.grad_v,
-              unit_last_stride(grad_out), q, row_offsets, q_pos, k, v, saved.out, saved.lse, scale, causal);
+              with_unit_last_stride(grad_out), q, row_offsets, q_pos, k, v, saved.out, saved.lse, scale, causal);
   return grads;
 }
 

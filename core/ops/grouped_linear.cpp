@@ -3,11 +3,10 @@
 #include "core/cpu/grouped_linear.h"
 #include "core/dispatch.h"
 #include "core/ops.h"
+#include "core/ops/checks.h"
 
 namespace moh {
 namespace {
-
-Tensor unit_last_stride(const Tensor& t) { return t.stride(-1) == 1 ? t : t.contiguous(); }
 
 // Checks the packed-row description and the weight; returns G.
 int64_t check_groups(const char* op, const Tensor& rows, const Tensor& index, const Tensor& offsets,
@@ -44,7 +43,7 @@ void check_matrix(const char* op, const char* name, const Tensor& t) {
 Tensor gather_linear(const Tensor& x_in, const Tensor& index, const Tensor& offsets, const Tensor& w_in,
                      const Tensor& bias_in) {
   check_matrix("gather_linear", "x [N, Din]", x_in);
-  Tensor x = x_in.contiguous(), w = unit_last_stride(w_in);
+  Tensor x = x_in.contiguous(), w = with_unit_last_stride(w_in);
   const int64_t groups = check_groups("gather_linear", x, index, offsets, w, x.size(1), x.size(0));
   Tensor bias;
   if (bias_in.defined()) {
@@ -61,7 +60,7 @@ Tensor gather_linear(const Tensor& x_in, const Tensor& index, const Tensor& offs
 GroupedLinearBackward gather_linear_backward(const Tensor& grad_out, const Tensor& x_in, const Tensor& index,
                                              const Tensor& offsets, const Tensor& w_in, bool has_bias) {
   check_matrix("gather_linear_backward", "x [N, Din]", x_in);
-  Tensor x = x_in.contiguous(), w = unit_last_stride(w_in);
+  Tensor x = x_in.contiguous(), w = with_unit_last_stride(w_in);
   const int64_t groups = check_groups("gather_linear_backward", x, index, offsets, w, x.size(1), x.size(0));
   MOH_CHECK(grad_out.shape() == (Shape{index.numel(), w.size(1)}) && grad_out.dtype() == x.dtype(),
             "gather_linear_backward: grad_out ", describe(grad_out), " must be [R, Dout]");
@@ -76,7 +75,7 @@ GroupedLinearBackward gather_linear_backward(const Tensor& grad_out, const Tenso
 Tensor scatter_linear(const Tensor& src_in, const Tensor& index, const Tensor& offsets, const Tensor& w_in,
                       int64_t num_rows) {
   check_matrix("scatter_linear", "src [R, Din]", src_in);
-  Tensor src = src_in.contiguous(), w = unit_last_stride(w_in);
+  Tensor src = src_in.contiguous(), w = with_unit_last_stride(w_in);
   check_groups("scatter_linear", src, index, offsets, w, src.size(1), num_rows);
   MOH_CHECK(src.size(0) == index.numel(), "scatter_linear: src ", describe(src), " must have one row per index entry (",
             index.numel(), ")");
@@ -88,7 +87,7 @@ Tensor scatter_linear(const Tensor& src_in, const Tensor& index, const Tensor& o
 GroupedLinearBackward scatter_linear_backward(const Tensor& grad_out, const Tensor& src_in, const Tensor& index,
                                               const Tensor& offsets, const Tensor& w_in) {
   check_matrix("scatter_linear_backward", "src [R, Din]", src_in);
-  Tensor src = src_in.contiguous(), w = unit_last_stride(w_in);
+  Tensor src = src_in.contiguous(), w = with_unit_last_stride(w_in);
   check_matrix("scatter_linear_backward", "grad_out [num_rows, Dout]", grad_out);
   const int64_t groups = check_groups("scatter_linear_backward", src, index, offsets, w, src.size(1),
                                       grad_out.size(0));

@@ -3,14 +3,13 @@
 #include "core/cpu/norm.h"
 #include "core/dispatch.h"
 #include "core/ops.h"
+#include "core/ops/checks.h"
 
 namespace moh {
 namespace {
 
 int64_t check_input(const char* op, const char* name, const Tensor& x) {
-  MOH_CHECK(x.defined(), op, ": ", name, " is an undefined tensor");
-  MOH_CHECK(x.dtype() == DType::Float32 || x.dtype() == DType::Float64, op, ": expected ", name,
-            " to be float32 or float64, got ", describe(x));
+  check_float_argument(op, name, x);
   MOH_CHECK(x.dim() >= 1 && x.size(-1) >= 1, op, ": expected ", name,
             " with at least one dim and a non-empty last dim, got ", describe(x));
   return x.size(-1);

@@ -5,15 +5,10 @@
 #include "core/cpu/softmax.h"
 #include "core/dispatch.h"
 #include "core/ops.h"
+#include "core/ops/checks.h"
 
 namespace moh {
 namespace {
-
-void check_floating(const char* op, const char* name, const Tensor& t) {
-  MOH_CHECK(t.defined(), op, ": ", name, " is an undefined tensor");
-  MOH_CHECK(t.dtype() == DType::Float32 || t.dtype() == DType::Float64, op, ": expected ", name,
-            " to be float32 or float64, got ", describe(t));
-}
 
 // The contiguous tensor the kernels read: 0-d becomes [1].
 Tensor as_lines(const Tensor& t) {
@@ -22,7 +17,7 @@ Tensor as_lines(const Tensor& t) {
 }
 
 Tensor softmax_forward(const char* op, const Tensor& x, int64_t dim, bool log) {
-  check_floating(op, "input", x);
+  check_float_argument(op, "input", x);
   const int64_t d = wrap_dim(dim, std::max<int64_t>(x.dim(), 1), op);
   Tensor out = Tensor::empty(x.shape(), x.dtype(), x.device());
   Tensor xl = as_lines(x);
@@ -31,8 +26,8 @@ Tensor softmax_forward(const char* op, const Tensor& x, int64_t dim, bool log) {
 }
 
 Tensor softmax_grad(const char* op, const Tensor& grad_out, const Tensor& out, int64_t dim, bool log) {
-  check_floating(op, "grad_out", grad_out);
-  check_floating(op, "out", out);
+  check_float_argument(op, "grad_out", grad_out);
+  check_float_argument(op, "out", out);
   MOH_CHECK(grad_out.shape() == out.shape() && grad_out.dtype() == out.dtype() && grad_out.device() == out.device(),
             op, ": grad_out ", describe(grad_out), " must match the forward output ", describe(out));
   const int64_t d = wrap_dim(dim, std::max<int64_t>(out.dim(), 1), op);
