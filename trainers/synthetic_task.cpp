@@ -1,12 +1,12 @@
 // The synthetic teacher-student task (see synthetic_task.h).
 #include "trainers/synthetic_task.h"
 
-#include <algorithm>
 #include <numeric>
 
 #include "autograd/autograd.h"
 #include "core/factory.h"
 #include "core/ops.h"
+#include "data/epoch_sampler.h"
 #include "layers/mlp.h"
 
 namespace moh {
@@ -31,29 +31,18 @@ class SyntheticTask final : public Task {
   explicit SyntheticTask(const Config& cfg)
       : features_(cfg.get_int("data.features")), classes_(cfg.get_int("data.classes")),
         train_size_(cfg.get_int("data.train_size")), eval_size_(cfg.get_int("data.eval_size")),
-        seed_(uint64_t(cfg.get_int("run.seed"))), shuffle_(seed_ ^ 0x5eed5eedULL) {
+        seed_(uint64_t(cfg.get_int("run.seed"))), sampler_(train_size_, seed_ ^ 0x5eed5eedULL, "synthetic train") {
     Generator init(seed_);
     model_ = std::make_shared<Mlp>(
         MlpOptions{features_, cfg.get_int("model.hidden"), classes_, Activation::Gelu}, init);
     Generator teacher_gen(seed_ ^ (kTeacherStream << 56));
     teacher_ = normal({features_, classes_}, 0, 1, teacher_gen);
-    reshuffle();
   }
 
   Module& model() override { return *model_; }
 
   MicroBatchLoss train_micro_batch(int64_t batch_size) override {
-    std::vector<int64_t> ids;
-    ids.reserve(size_t(batch_size));
-    while (int64_t(ids.size()) < batch_size) {
-      if (index_ == train_size_) {
-        ++epoch_;
-        index_ = 0;
-        reshuffle();
-      }
-      ids.push_back(order_[size_t(index_++)]);
-    }
-    auto [x, y] = samples(ids, kTrainStream);
+    auto [x, y] = samples(sampler_.next(batch_size), kTrainStream);
     ag::Variable logits = model_->forward(ag::Variable(x));
     return {ag::cross_entropy(logits, y), {}, batch_size, 0};
   }
@@ -75,34 +64,12 @@ class SyntheticTask final : public Task {
 
   int64_t samples_per_epoch() const override { return train_size_; }
 
-  std::map<std::string, int64_t> data_state() const override {
-    return {{"epoch", epoch_}, {"index", index_}, {"shuffle_seed", int64_t(shuffle_.seed())}};
-  }
-
-  void load_data_state(const std::map<std::string, int64_t>& state) override {
-    for (const char* key : {"epoch", "index"})
-      MOH_CHECK(state.count(key), "synthetic task: the checkpoint's data state has no '", key, "'");
-    epoch_ = state.at("epoch");
-    index_ = state.at("index");
-    MOH_CHECK(index_ >= 0 && index_ <= train_size_, "synthetic task: data index ", index_,
-              " is outside the epoch of ", train_size_, " samples");
-    // The permutation of the current epoch is a function of (shuffle seed, epoch): rebuild it.
-    reshuffle();
-  }
+  std::map<std::string, int64_t> data_state() const override { return sampler_.state(); }
+  void load_data_state(const std::map<std::string, int64_t>& state) override { sampler_.load_state(state); }
 
   std::map<std::string, Generator*> generators() override { return {}; }
 
  private:
-  // Permutation of epoch `epoch_`: Fisher-Yates driven by Philox words of (seed, epoch).
-  void reshuffle() {
-    order_.resize(size_t(train_size_));
-    std::iota(order_.begin(), order_.end(), 0);
-    Generator g(shuffle_.seed(), uint64_t(epoch_) << 32);
-    auto words = uniform({train_size_}, 0, 1, g, DType::Float64).to_vector<double>();
-    for (int64_t i = train_size_ - 1; i > 0; --i)
-      std::swap(order_[size_t(i)], order_[size_t(std::min<int64_t>(i, int64_t(words[size_t(i)] * double(i + 1))))]);
-  }
-
   // Features and teacher labels of the given sample ids of one stream.
   std::pair<Tensor, Tensor> samples(const std::vector<int64_t>& ids, uint64_t stream) const {
     const int64_t n = int64_t(ids.size());
@@ -117,11 +84,9 @@ class SyntheticTask final : public Task {
 
   int64_t features_, classes_, train_size_, eval_size_;
   uint64_t seed_;
-  Generator shuffle_;
+  EpochSampler sampler_;
   std::shared_ptr<Mlp> model_;
   Tensor teacher_;
-  std::vector<int64_t> order_;
-  int64_t epoch_ = 0, index_ = 0;
 };
 
 }  // namespace
