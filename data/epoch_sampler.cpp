@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "core/dist/world.h"
 #include "core/factory.h"
 
 namespace moh {
@@ -29,23 +30,34 @@ Generator sample_generator(uint64_t seed, int64_t epoch, int64_t sample) {
   return Generator(seed ^ kSampleKey, (uint64_t(epoch) << 40) + (uint64_t(sample) << 16));
 }
 
-EpochSampler::EpochSampler(int64_t size, uint64_t seed, std::string what)
-    : size_(size), seed_(seed), what_(std::move(what)) {
+SamplerShard process_shard() {
+  const dist::Communicator& world = dist::world();
+  return {world.rank(), world.size()};
+}
+
+EpochSampler::EpochSampler(int64_t size, uint64_t seed, std::string what, SamplerShard shard)
+    : size_(size), seed_(seed), what_(std::move(what)), shard_(shard) {
   MOH_CHECK(size_ > 0, what_, ": cannot sample from an empty dataset");
+  MOH_CHECK(shard_.world >= 1 && shard_.rank >= 0 && shard_.rank < shard_.world, what_, ": shard rank ",
+            shard_.rank, " is outside a world of size ", shard_.world);
   order_ = epoch_permutation(seed_, epoch_, size_);
 }
 
 std::vector<int64_t> EpochSampler::next(int64_t count, std::vector<int64_t>* epochs) {
+  MOH_CHECK(count >= 0, what_, ": cannot draw ", count, " samples");
   std::vector<int64_t> ids;
   ids.reserve(size_t(count));
   if (epochs) epochs->clear();
-  while (int64_t(ids.size()) < count) {
+  const int64_t first = shard_.rank * count, end = first + count, global = count * shard_.world;
+  for (int64_t k = 0; k < global; ++k) {
     if (index_ == size_) {
       ++epoch_;
       index_ = 0;
       order_ = epoch_permutation(seed_, epoch_, size_);
     }
-    ids.push_back(order_[size_t(index_++)]);
+    const int64_t id = order_[size_t(index_++)];
+    if (k < first || k >= end) continue;
+    ids.push_back(id);
     if (epochs) epochs->push_back(epoch_);
   }
   return ids;

@@ -12,6 +12,7 @@
 // Also the packed row layout that MoH's sparse mode executes, and per-layer routing statistics.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "autograd/variable.h"
@@ -43,6 +44,10 @@ struct GateLayers {
 
 Routing learned_routing(const ag::Variable& x, const GateLayers& layers, const HeadSplit& split, bool training,
                         double eps);
+// Pools the balance loss's head loads mean_t(m_i) ([E], in place) beyond this process's tokens:
+// data-parallel training with moh.balance_scope: global installs an average over ranks. Process-wide;
+// empty (the default) keeps the local statistic.
+void set_balance_load_reducer(std::function<void(Tensor& load)> reducer);
 // q [N, H, Dh] (prepared queries of every head).
 Routing query_norm_routing(const ag::Variable& q, const HeadSplit& split, double eps);
 

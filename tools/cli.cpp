@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/dist/world.h"
 #include "trainers/checkpoint.h"
 #include "trainers/config.h"
 #include "trainers/task.h"
@@ -100,7 +101,7 @@ int train(const Invocation& inv) {
   nlohmann::json summary{{"run_dir", result.run_dir}, {"step", result.step}, {"checkpoint", result.checkpoint},
                          {"interrupted", result.interrupted}};
   for (auto& [name, value] : result.eval) summary["eval/" + name] = value;
-  std::cout << summary.dump() << std::endl;
+  if (dist::launch_env().rank == 0) std::cout << summary.dump() << std::endl;  // one summary per job
   return kOk;
 }
 

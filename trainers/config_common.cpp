@@ -82,6 +82,20 @@ Schema common_schema() {
       Key::Float("moh.balance_loss", "weight of the MoH load-balance loss (mean over MoH layers) in the loss")
           .def(0.01)
           .min(0));
+  s.add(Key::Enum("moh.balance_scope", {"local", "global"},
+                  "tokens the load-balance statistics pool over in data-parallel runs: each rank's own, or "
+                  "every rank's (an all-reduce per MoH layer; equals one process with the global batch)")
+            .def("local"));
+
+  s.add(Key::Float("distributed.timeout_s",
+                   "seconds a collective may wait for the other ranks before the run aborts naming the rank "
+                   "that did not arrive")
+            .def(600)
+            .min(1e-3));
+  s.add(Key::Float("distributed.bucket_mb",
+                   "gradient bucket size in MiB: each bucket is all-reduced as soon as backward has produced it")
+            .def(25)
+            .min(1e-6));
 
   s.add(Key::Enum("precision", {"fp32", "bf16", "fp16"},
                   "compute precision: fp32, or bf16/fp16 mixed precision with fp32 master weights")

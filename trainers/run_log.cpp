@@ -33,7 +33,11 @@ std::string format_duration(double seconds) {
   return buf;
 }
 
-RunLog::RunLog(const std::string& dir) : dir_(dir) {
+RunLog::RunLog(const std::string& dir, bool enabled) : dir_(dir) {
+  if (!enabled) {
+    logger_ = std::make_shared<spdlog::logger>("moh-disabled:" + dir);
+    return;
+  }
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   MOH_CHECK(!ec, "run folder '", dir, "' cannot be created: ", ec.message());

@@ -23,8 +23,9 @@ namespace moh {
 
 class RunLog {
  public:
-  // Creates `dir` if needed and opens train.log and metrics.jsonl for appending.
-  explicit RunLog(const std::string& dir);
+  // Creates `dir` if needed and opens train.log and metrics.jsonl for appending. A disabled log
+  // (data-parallel ranks other than 0) touches no file and prints nothing.
+  explicit RunLog(const std::string& dir, bool enabled = true);
   ~RunLog();
 
   void info(const std::string& line);

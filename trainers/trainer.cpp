@@ -10,6 +10,7 @@
 #include "core/ops.h"
 #include "trainers/adamw.h"
 #include "trainers/checkpoint.h"
+#include "trainers/data_parallel.h"
 #include "trainers/ema.h"
 #include "trainers/grad_clip.h"
 #include "trainers/schedule.h"
@@ -78,6 +79,7 @@ struct Trainer::Impl {
   std::unique_ptr<Optimizer> optimizer;
   std::unique_ptr<Ema> ema;
   std::unique_ptr<CheckpointManager> checkpoints;
+  std::unique_ptr<DataParallel> dp;  // world size 1: every call is a no-op
   ScheduleOptions schedule;
   int64_t step = 0, total_steps = 0, batch = 0, accum = 0, micro = 0;
   double beta = 0, clip = 0;
@@ -94,7 +96,8 @@ struct Trainer::Impl {
     if (batch % accum != 0)
       throw ConfigError(str_cat(cfg.origin("train.grad_accum"), ": train.grad_accum ", accum,
                                 " must divide train.batch_size ", batch));
-    micro = batch / accum;
+    dp = std::make_unique<DataParallel>(task.model(), cfg);
+    micro = per_rank_micro_batch(cfg, dp->world_size());
     const int64_t steps_per_epoch = (task.samples_per_epoch() + batch - 1) / batch;
     total_steps = cfg.has("train.steps") ? cfg.get_int("train.steps") : cfg.get_int("train.epochs") * steps_per_epoch;
     beta = cfg.get_float("moh.balance_loss");
@@ -105,7 +108,7 @@ struct Trainer::Impl {
     validate_schedule(schedule);
     optimizer = make_optimizer(cfg, task.model());
     if (cfg.has("ema.decay")) ema = std::make_unique<Ema>(task.model(), cfg.get_float("ema.decay"));
-    log = std::make_unique<RunLog>(run_dir);
+    log = std::make_unique<RunLog>(run_dir, dp->is_main());
     checkpoints = std::make_unique<CheckpointManager>(
         run_dir + "/checkpoints", cfg.get_int("checkpoint.keep_last"),
         cfg.has("checkpoint.best_metric") ? "eval/" + cfg.get_string("checkpoint.best_metric") : "",
@@ -128,6 +131,10 @@ struct Trainer::Impl {
   }
 
   void save() {
+    if (!dp->is_main()) {  // rank 0 alone writes
+      last_checkpoint = checkpoints->path_for(step);
+      return;
+    }
     last_checkpoint = checkpoints->save(step, snapshot());
     for (const std::string& w : checkpoints->take_warnings()) log->warn(w);
     log->info(str_cat("checkpoint ", last_checkpoint));
@@ -164,13 +171,14 @@ struct Trainer::Impl {
 
   TrainResult run() {
     StopSignals signals;
-    {
+    if (dp->is_main()) {
       std::ofstream out(run_dir + "/config.yaml");
       out << cfg.dump();
     }
     const auto resume = checkpoints->resolve_resume(cfg.get_string("train.resume"));
     for (const std::string& w : checkpoints->take_warnings()) log->warn(w);
     if (resume) restore(resume->path, resume->data);
+    dp->broadcast_state(step);
     log->info(str_cat("training ", total_steps, " steps of ", batch, " samples (", accum, " x ", micro, ") in ", run_dir,
                       "; model has ", task.model().num_parameters(), " parameters"));
 
@@ -199,10 +207,18 @@ struct Trainer::Impl {
           loss = ag::add(loss, ag::mul(lb, beta));
         }
         step_loss += out.loss.data().item<double>() / double(accum);
+        dp->begin_micro_batch(m + 1 == accum);
         ag::backward(ag::div(loss, double(accum)));
         samples += out.samples;
         tokens += out.tokens;
       }
+      dp->finish_gradients();
+      // Every rank decides on the global loss and on a stop any rank was asked for.
+      std::vector<double> global{step_loss, step_lb, g_stop_requested.load() ? 1.0 : 0.0};
+      dp->sum(global);
+      step_loss = global[0] / dp->world_size();
+      step_lb = global[1] / dp->world_size();
+      const bool stop = global[2] > 0;
       const NamedParameters params = task.model().named_parameters();
       GradNorm gn = clip > 0 ? clip_grad_norm(params, clip) : grad_norm(params);
       if (!gn.finite() || !std::isfinite(step_loss)) {
@@ -231,6 +247,10 @@ struct Trainer::Impl {
       log->progress(step, total_steps, rate, str_cat("loss ", step_loss));
 
       if (step % log_every == 0 || step == total_steps) {
+        std::vector<double> counts{double(samples), double(tokens)};
+        dp->sum(counts);  // throughput over all ranks
+        samples = int64_t(counts[0]);
+        tokens = int64_t(counts[1]);
         const double window = std::max(1e-9, seconds_since(window_start));
         nlohmann::json record{{"step", step},
                               {"epoch", task.data_state().count("epoch") ? task.data_state().at("epoch") : 0},
@@ -255,12 +275,19 @@ struct Trainer::Impl {
       const bool last = step == total_steps;
       if ((eval_every > 0 && step % eval_every == 0) || last) evaluate();
       if ((ckpt_every > 0 && step % ckpt_every == 0) || last) save();
-      if (g_stop_requested.load() && !last) {
+      if (stop && !last) {
         log->info(str_cat("stop requested at step ", step, ": saving a checkpoint"));
         save();
         result.interrupted = true;
         break;
       }
+    }
+    if (dp->world_size() > 1) {
+      const DataParallelStats st = dp->stats();
+      log->info(str_cat("data-parallel over ", dp->world_size(), " ranks: collectives in flight ", st.comm_s,
+                        " s, the step waited ", st.wait_s, " s for gradients (", int(100 * st.hidden_fraction()),
+                        "% hidden) in ", st.steps, " steps of ", st.buckets / std::max<int64_t>(1, st.steps),
+                        " buckets"));
     }
     result.step = step;
     result.eval = last_eval;

@@ -1,0 +1,97 @@
+// DataParallel on however many ranks the binary runs (1, or 2 under mpirun): after a step every
+// rank holds the average over ranks of the per-rank gradients (recomputed here on one process from
+// each rank's input), also with several buckets, gradient accumulation and a parameter that only
+// some ranks' backward reaches; broadcast_state copies rank 0's weights and rejects ranks at
+// different steps.
+#include <gtest/gtest.h>
+
+#include "autograd/autograd.h"
+#include "core/dist/world.h"
+#include "core/factory.h"
+#include "layers/linear.h"
+#include "tests/test_util.h"
+#include "trainers/data_parallel.h"
+
+namespace moh {
+namespace {
+
+// fc2(tanh(fc1(x))) plus `extra`, a parameter the loss uses only when asked.
+class Net : public Module {
+ public:
+  explicit Net(uint64_t seed) {
+    Generator gen(seed);
+    fc1 = register_module("fc1", std::make_shared<Linear>(LinearOptions{.in_features = 6, .out_features = 40}, gen));
+    fc2 = register_module("fc2", std::make_shared<Linear>(LinearOptions{.in_features = 40, .out_features = 3}, gen));
+    extra = register_parameter("extra", uniform({3}, -1, 1, gen));
+  }
+  std::string type_name() const override { return "Net"; }
+  ag::Variable loss(const Tensor& x, bool use_extra) const {
+    ag::Variable y = fc2->forward(ag::tanh(fc1->forward(ag::Variable(x))));
+    if (use_extra) y = ag::mul(y, extra);
+    return ag::mean(ag::mul(y, y));
+  }
+  std::shared_ptr<Linear> fc1, fc2;
+  ag::Variable extra;
+};
+
+Tensor input(int rank, int micro) { return test::rand_t({5, 6}, 100 + 10 * uint64_t(rank) + uint64_t(micro)); }
+bool uses_extra(int rank) { return rank == 0; }
+
+// The step's gradient of rank r, on a private replica: sum over micro-batches of loss / micros.
+std::map<std::string, std::vector<double>> local_grads(int rank, int micros) {
+  Net net(7);
+  for (int m = 0; m < micros; ++m) ag::backward(ag::div(net.loss(input(rank, m), uses_extra(rank)), double(micros)));
+  std::map<std::string, std::vector<double>> out;
+  for (auto& [name, p] : net.named_parameters())
+    out[name] = p.grad().defined() ? p.grad().to_vector<double>() : std::vector<double>(size_t(p.numel()), 0.0);
+  return out;
+}
+
+class DataParallelTest : public ::testing::TestWithParam<int> {};  // micro-batches per step
+
+TEST_P(DataParallelTest, GradientsAreTheAverageOverRanks) {
+  dist::Communicator& comm = dist::world();
+  const int micros = GetParam();
+  Net net(7);
+  DataParallel dp(net, comm, {.bucket_mb = 0.0005, .global_balance = false});  // 512 bytes: several buckets
+  for (int step = 0; step < 2; ++step) {
+    for (auto& [name, p] : net.named_parameters()) p.zero_grad();
+    for (int m = 0; m < micros; ++m) {
+      dp.begin_micro_batch(m + 1 == micros);
+      ag::backward(ag::div(net.loss(input(comm.rank(), m), uses_extra(comm.rank())), double(micros)));
+    }
+    dp.finish_gradients();
+    std::map<std::string, std::vector<double>> want;
+    for (int r = 0; r < comm.size(); ++r)
+      for (auto& [name, g] : local_grads(r, micros)) {
+        auto& w = want[name];
+        w.resize(g.size(), 0.0);
+        for (size_t i = 0; i < g.size(); ++i) w[i] += g[i] / comm.size();
+      }
+    for (auto& [name, p] : net.named_parameters()) {
+      ASSERT_TRUE(p.grad().defined()) << name;
+      const std::vector<double> got = p.grad().to_vector<double>();
+      for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[name][i], 1e-6) << name << "[" << i << "]";
+    }
+  }
+  EXPECT_EQ(dp.stats().steps, comm.size() > 1 ? 2 : 0);
+  if (comm.size() > 1) EXPECT_GT(dp.stats().buckets, 2 * 2);
+}
+
+INSTANTIATE_TEST_SUITE_P(MicroBatches, DataParallelTest, ::testing::Values(1, 3));
+
+TEST(DataParallel, BroadcastStateCopiesRankZeroAndChecksTheStep) {
+  dist::Communicator& comm = dist::world();
+  Net net(7 + uint64_t(comm.rank()));  // different weights on every rank
+  DataParallel dp(net, comm, {});
+  dp.broadcast_state(5);
+  Net reference(7);
+  for (auto& [name, t] : reference.state_dict())
+    EXPECT_EQ(net.state_dict().at(name).to_vector<double>(), t.to_vector<double>()) << name;
+  if (comm.size() > 1)
+    test::expect_error([&] { dp.broadcast_state(comm.rank() == 1 ? 4 : 5); },
+                       {"rank 1 is at step 4 but rank 0 at step 5", "same checkpoint"});
+}
+
+}  // namespace
+}  // namespace moh

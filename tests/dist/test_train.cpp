@@ -1,0 +1,207 @@
+// Data-parallel training end to end through `moh train` under `mpirun -np 2`: with the same global
+// batch (train.batch_size), 2 processes reproduce 1 process step for step (losses to 1e-6
+// relative, same final weights), also with gradient accumulation and for a ViT (dense MHA and MoH
+// with global balance statistics); a checkpoint of either world size resumes on the other and
+// continues identically; rank 0 alone writes the run folder; killing a rank ends the job non-zero,
+// naming the rank, within the timeout.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/dist/dist_test_util.h"
+#include "tests/test_util.h"
+#include "trainers/checkpoint.h"
+
+namespace moh::dist::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<double> losses(const fs::path& run_dir) {
+  std::vector<double> out;
+  std::ifstream in(run_dir / "metrics.jsonl");
+  for (std::string line; std::getline(in, line);) {
+    const auto record = nlohmann::json::parse(line);
+    if (record.contains("loss")) out.push_back(record["loss"].get<double>());
+  }
+  return out;
+}
+
+void expect_same_losses(const std::vector<double>& a, const std::vector<double>& b, size_t count) {
+  ASSERT_EQ(a.size(), count);
+  ASSERT_EQ(b.size(), count);
+  for (size_t i = 0; i < count; ++i)
+    EXPECT_NEAR(a[i], b[i], 1e-6 * std::abs(a[i])) << "step " << i + 1;
+}
+
+void expect_same_weights(const std::string& a_path, const std::string& b_path) {
+  const CheckpointData a = load_checkpoint(a_path), b = load_checkpoint(b_path);
+  ASSERT_EQ(a.model.size(), b.model.size());
+  for (const auto& [name, t] : a.model) {
+    ASSERT_TRUE(b.model.count(name)) << name;
+    const std::vector<double> x = t.to_vector<double>(), y = b.model.at(name).to_vector<double>();
+    ASSERT_EQ(x.size(), y.size()) << name;
+    // Summation order differs (one batch vs two halves), so weights agree to float noise: 1e-7 for
+    // most, ~1e-5 for the key bias of attention, whose true gradient is 0 and which AdamW moves by
+    // its normalised noise. 20 steps move a weight by ~1e-2, so a wrong gradient shows far above 3e-5.
+    double worst = 0;
+    for (size_t i = 0; i < x.size(); ++i) worst = std::max(worst, std::abs(x[i] - y[i]));
+    EXPECT_LT(worst, 3e-5) << name;
+  }
+  EXPECT_EQ(a.step, b.step);
+  EXPECT_EQ(a.data, b.data);  // the global loader position
+}
+
+class DistTrain : public moh::test::TempDirTest {
+ protected:
+  void SetUp() override {
+    TempDirTest::SetUp();
+    write("syn.yaml", "task: synthetic\n"
+                      "run: {dir: " + (dir_ / "runs").string() + ", seed: 3}\n"
+                      "train: {steps: 20, batch_size: 32, log_every: 1, grad_clip: 1.0}\n"
+                      "eval: {every: 0}\n"
+                      "checkpoint: {every: 10, keep_last: 0}\n"
+                      "optim: {name: adamw, lr: 0.01, weight_decay: 0.01}\n"
+                      "schedule: {name: cosine, warmup_steps: 5}\n"
+                      "data: {train_size: 200, eval_size: 64}\n"
+                      "distributed: {bucket_mb: 0.004, timeout_s: 60}\n"
+                      "threads: 1\n");
+  }
+  fs::path run(const std::string& name) const { return dir_ / "runs" / name; }
+  std::string checkpoint(const std::string& name, int step) const {
+    char file[32];
+    std::snprintf(file, sizeof file, "step_%08d.h5", step);
+    return (run(name) / "checkpoints" / file).string();
+  }
+  // `moh train CONFIG run.name=NAME ARGS` on np processes (np == 1: no mpirun at all).
+  void train(int np, const std::string& config, const std::string& name, const std::string& args = "") const {
+    const std::string cli = std::string(MOH_CLI_PATH) + " train " + config + " run.name=" + name + " " + args;
+    const Outcome r = run_command(np == 1 ? "env OMP_NUM_THREADS=1 " + cli : mpirun(np) + cli);
+    ASSERT_EQ(r.status, 0) << r.output;
+  }
+};
+
+TEST_F(DistTrain, TwoProcessesMatchOneWithTheSameGlobalBatch) {
+  MOH_SKIP_UNLESS_MPIRUN();
+  const std::string cfg = path("syn.yaml");
+  train(1, cfg, "one");
+  train(2, cfg, "two");
+  expect_same_losses(losses(run("one")), losses(run("two")), 20);
+  expect_same_weights(checkpoint("one", 20), checkpoint("two", 20));
+  // Rank 0 alone writes: one config, one log, one metrics line per step.
+  EXPECT_TRUE(fs::exists(run("two") / "train.log"));
+  std::ifstream log(run("two") / "train.log");
+  const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text.find("training 20 steps"), text.rfind("training 20 steps")) << text;
+
+  // A 2-process checkpoint resumes on 1 process (and the other way) at the same global position.
+  train(1, cfg, "two_then_one", "train.resume=" + checkpoint("two", 10));
+  train(2, cfg, "one_then_two", "train.resume=" + checkpoint("one", 10));
+  const std::vector<double> full = losses(run("two"));
+  const std::vector<double> tail(full.begin() + 10, full.end());
+  expect_same_losses(losses(run("two_then_one")), tail, 10);
+  expect_same_losses(losses(run("one_then_two")), tail, 10);
+  expect_same_weights(checkpoint("two", 20), checkpoint("two_then_one", 20));
+  expect_same_weights(checkpoint("two", 20), checkpoint("one_then_two", 20));
+}
+
+TEST_F(DistTrain, GradientAccumulationCommunicatesOnceAndMatches) {
+  MOH_SKIP_UNLESS_MPIRUN();
+  const std::string cfg = path("syn.yaml");
+  train(1, cfg, "one", "train.steps=8 train.grad_accum=2 checkpoint.every=0");
+  train(2, cfg, "two", "train.steps=8 train.grad_accum=2 checkpoint.every=0");
+  expect_same_losses(losses(run("one")), losses(run("two")), 8);
+  expect_same_weights(checkpoint("one", 8), checkpoint("two", 8));
+}
+
+TEST_F(DistTrain, GlobalBatchMustSplitOverRanks) {
+  MOH_SKIP_UNLESS_MPIRUN();
+  const Outcome r = run_command(mpirun(2) + MOH_CLI_PATH + " train " + path("syn.yaml") +
+                                " run.name=bad train.batch_size=33");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("train.batch_size 33 (the global batch) must be a multiple of train.grad_accum 1 x 2"),
+            std::string::npos)
+      << r.output;
+}
+
+// ViT-tiny on a slice of Fashion-MNIST, without the batch-dependent randomness (drop path, mixup).
+TEST_F(DistTrain, VitDenseAndMohMatchOneProcess) {
+  MOH_SKIP_UNLESS_MPIRUN();
+  if (!fs::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz"))
+    GTEST_SKIP() << "needs Debian's dataset-fashion-mnist";
+  const std::string configs = std::string(MOH_SOURCE_DIR) + "/configs/vit/";
+  const std::string common =
+      "run.dir=" + (dir_ / "runs").string() +
+      " train.steps=20 train.batch_size=16 train.log_every=1 checkpoint.every=0 eval.every=0 data.eval_limit=32 "
+      "data.train_limit=320 model.dim=32 model.depth=2 model.heads=4 model.drop_path=0 schedule.warmup_steps=2 "
+      "threads=1 distributed.timeout_s=60 distributed.bucket_mb=0.02 ";
+  const std::string moh = common + "model.shared_heads=[1] model.routed_topk=[2] moh.balance_scope=global";
+  train(1, configs + "fmnist_mha.yaml", "mha_one", common);
+  train(2, configs + "fmnist_mha.yaml", "mha_two", common);
+  expect_same_losses(losses(run("mha_one")), losses(run("mha_two")), 20);
+  expect_same_weights(checkpoint("mha_one", 20), checkpoint("mha_two", 20));
+  train(1, configs + "fmnist_moh.yaml", "moh_one", moh);
+  train(2, configs + "fmnist_moh.yaml", "moh_two", moh);
+  expect_same_losses(losses(run("moh_one")), losses(run("moh_two")), 20);
+  expect_same_weights(checkpoint("moh_one", 20), checkpoint("moh_two", 20));
+}
+
+// Rank 1 of a running `moh train` is killed: the job ends non-zero, naming rank 1, in time.
+TEST_F(DistTrain, KillingARankEndsTheRunNamingIt) {
+  MOH_SKIP_UNLESS_MPIRUN();
+  const fs::path out = dir_ / "job.out";
+  const std::string cli = std::string(MOH_CLI_PATH) + " train " + path("syn.yaml") +
+                          " run.name=killed train.steps=1000000 checkpoint.every=0 distributed.timeout_s=20";
+  const pid_t job = fork();
+  ASSERT_GE(job, 0);
+  if (job == 0) {
+    execl("/bin/sh", "sh", "-c", (mpirun(2) + cli + " > " + out.string() + " 2>&1").c_str(), nullptr);
+    _exit(127);
+  }
+  // Rank 1 is the moh process whose environment says so and whose command line names this run.
+  auto find_rank1 = [&]() -> pid_t {
+    for (const auto& entry : fs::directory_iterator("/proc")) {
+      const std::string pid = entry.path().filename();
+      if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+      std::ifstream cmd(entry.path() / "cmdline"), env(entry.path() / "environ");
+      const std::string c((std::istreambuf_iterator<char>(cmd)), {}), e((std::istreambuf_iterator<char>(env)), {});
+      if (c.find("run.name=killed") != std::string::npos && c.find(MOH_CLI_PATH) == 0 &&
+          e.find(std::string("OMPI_COMM_WORLD_RANK=1") + '\0') != std::string::npos)
+        return pid_t(std::stol(pid));
+    }
+    return -1;
+  };
+  pid_t victim = -1;
+  const auto started = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - started < std::chrono::seconds(30)) {
+    victim = find_rank1();
+    if (victim > 0 && !losses(run("killed")).empty()) break;  // training is under way
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_GT(victim, 0) << "rank 1 never started";
+  ASSERT_EQ(kill(victim, SIGKILL), 0);
+  const auto killed = std::chrono::steady_clock::now();
+  int status = 0;
+  while (waitpid(job, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() - killed > std::chrono::seconds(40)) {
+      kill(job, SIGKILL);
+      FAIL() << "the job outlived the 20 s timeout by far";
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_FALSE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  std::ifstream in(out);
+  const std::string text((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(text.find("rank 1"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace moh::dist::test

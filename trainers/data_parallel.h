@@ -1,0 +1,74 @@
+// DataParallel: what the Trainer does differently when several processes train one model. Every
+// rank holds a full replica: parameters and buffers are broadcast from rank 0 at start and after a
+// resume; gradients are grouped into buckets of distributed.bucket_mb in reverse registration order
+// (the order backward produces them) and each bucket is all-reduced (averaged) as soon as the leaf
+// hooks say its last gradient is final, overlapping the rest of backward; with gradient
+// accumulation only the last micro-batch communicates. Buckets launch strictly in bucket order on
+// every rank, so the ranks always issue the same collectives in the same order. Metrics and the
+// stop flag are summed over ranks so every rank takes the same decisions; rank 0 alone writes.
+// Every parameter ends a step with a defined gradient (zero where no rank's backward reached it),
+// so the replicas' optimizers stay identical. With world size 1 every method is a no-op and
+// nothing is registered on the model.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/dist/communicator.h"
+#include "layers/module.h"
+#include "trainers/config.h"
+
+namespace moh {
+
+struct DataParallelOptions {
+  double bucket_mb = 25;
+  bool global_balance = false;  // moh.balance_scope: global
+};
+
+struct DataParallelStats {
+  double comm_s = 0;  // seconds collectives were in flight (gradient buckets, metrics)
+  double wait_s = 0;  // seconds finish_gradients() blocked waiting for them (the part not hidden)
+  int64_t steps = 0, buckets = 0;
+  double hidden_fraction() const { return comm_s > 0 ? std::max(0.0, 1.0 - wait_s / comm_s) : 0; }
+};
+
+class DataParallel {
+ public:
+  DataParallel(Module& model, dist::Communicator& comm, DataParallelOptions options);
+  // From the config (distributed.*, moh.balance_scope) over dist::world(), whose timeout it sets.
+  DataParallel(Module& model, const Config& cfg);
+  // When destroyed by an exception, marks the job failed (peers are aborted, not left waiting).
+  ~DataParallel();
+  DataParallel(const DataParallel&) = delete;
+  DataParallel& operator=(const DataParallel&) = delete;
+
+  int rank() const;
+  int world_size() const;
+  bool is_main() const { return rank() == 0; }
+
+  // Rank 0's parameters and buffers to every rank, after checking that every rank is at `step`
+  // (a resume that found different checkpoints fails here, naming the ranks).
+  void broadcast_state(int64_t step);
+  // Before a micro-batch's backward: `last` when its gradients complete the step (communicate).
+  void begin_micro_batch(bool last);
+  // After the last backward: launches what backward did not, waits, and leaves every rank with
+  // the same averaged gradients.
+  void finish_gradients();
+  // Element-wise sum over ranks, in place (metrics, flags).
+  void sum(std::vector<double>& values);
+
+  DataParallelStats stats() const;
+
+ private:
+  struct State;
+  std::shared_ptr<State> state_;
+  int uncaught_at_start_ = 0;
+};
+
+// train.batch_size / (train.grad_accum * world_size): the micro-batch each rank draws; throws
+// ConfigError unless it divides exactly.
+int64_t per_rank_micro_batch(const Config& cfg, int world_size);
+
+}  // namespace moh
