@@ -3,11 +3,12 @@
 
 #include "trainers/synthetic_task.h"
 #include "trainers/task.h"
+#include "trainers/vit_task.h"
 
 namespace moh {
 
 const std::vector<TaskFamily>& task_families() {
-  static const std::vector<TaskFamily> families{synthetic_task_family()};
+  static const std::vector<TaskFamily> families{vit_task_family(), synthetic_task_family()};
   return families;
 }
 

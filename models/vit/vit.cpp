@@ -61,8 +61,8 @@ class BlockList : public Module {
 VitOptions vit_preset(const std::string& name) {
   VitOptions o;
   if (name == "tiny") {
-    o.img_size = 28, o.patch_size = 4, o.in_chans = 1, o.num_classes = 10;
-    o.dim = 192, o.depth = 6, o.heads = 6, o.drop_path = 0.1;
+    o.img_size = 28, o.patch_size = 7, o.in_chans = 1, o.num_classes = 10;
+    o.dim = 128, o.depth = 6, o.heads = 8, o.mlp_ratio = 2, o.class_token = false;
     return o;
   }
   o.img_size = 224, o.patch_size = 16, o.in_chans = 3, o.num_classes = 1000, o.depth = 12;

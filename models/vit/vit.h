@@ -48,8 +48,9 @@ struct VitOptions {
 };
 
 // Named sizes (the caller may change any field afterwards):
-//  tiny       28x28x1 (Fashion-MNIST), patch 4 (7x7 = 49 tokens), dim 192, depth 6, heads 6, 10 classes,
-//             learned pos_embed, drop_path 0.1
+//  tiny       28x28x1 (Fashion-MNIST), patch 7 (4x4 = 16 tokens), dim 128, depth 6, heads 8, mlp_ratio 2,
+//             average pooling, learned pos_embed, no drop path: the shape configs/vit/fmnist_*.yaml train
+//             (804,874 parameters)
 //  deit_tiny  224/16, dim 192, depth 12, heads 3, 1000 classes   (5,717,416 parameters)
 //  deit_small 224/16, dim 384, depth 12, heads 6, 1000 classes   (22,050,664)
 //  deit_base  224/16, dim 768, depth 12, heads 12, 1000 classes  (86,567,656)

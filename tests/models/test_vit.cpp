@@ -68,6 +68,7 @@ TEST(Vit, PresetParameterCountsMatchTimm) {
   EXPECT_EQ(tiny.img_size, 28);
   EXPECT_EQ(tiny.in_chans, 1);
   EXPECT_EQ(tiny.num_classes, 10);
+  EXPECT_EQ(VisionTransformer(tiny, gen).num_parameters(), 804874);
   EXPECT_ERROR_MENTIONS(vit_preset("vit_huge"), "vit_huge");
 }
 

@@ -1,0 +1,59 @@
+// Every config under configs/ loads and validates against its family's schema, and each MoH config
+// activates the share of heads its name and comment promise (mean over blocks of (shared + top-K) / heads).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+
+#include "trainers/config.h"
+#include "trainers/trainer.h"
+
+namespace moh {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path configs_dir() { return fs::path(MOH_FIXTURE_DIR) / ".." / ".." / ".." / "configs"; }
+
+Config load(const fs::path& file) {
+  const std::string family = Config::peek_string(file.string(), "task", {});
+  return Config::load(file.string(), training_schema(family), {});
+}
+
+double active_share(const Config& cfg) {
+  const auto& shared = cfg.get_int_list("model.shared_heads");
+  const auto& topk = cfg.get_int_list("model.routed_topk");
+  const int64_t depth = std::max(shared.size(), topk.size());
+  const int64_t heads = cfg.has("model.heads") ? cfg.get_int("model.heads") : 6;  // deit_small: 6 heads
+  double sum = 0;
+  for (int64_t b = 0; b < depth; ++b)
+    sum += double(shared[shared.size() == 1 ? 0 : size_t(b)] + topk[topk.size() == 1 ? 0 : size_t(b)]) / double(heads);
+  return sum / double(depth);
+}
+
+TEST(ShippedConfigs, EveryConfigValidates) {
+  int count = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(configs_dir())) {
+    if (entry.path().extension() != ".yaml") continue;
+    SCOPED_TRACE(entry.path().string());
+    EXPECT_NO_THROW(load(entry.path()));
+    ++count;
+  }
+  EXPECT_GE(count, 9);
+}
+
+TEST(ShippedConfigs, MohConfigsUseTheAdvertisedShareOfHeads) {
+  const std::map<std::string, double> expected{{"vit/fmnist_moh.yaml", 0.75},
+                                               {"vit/fmnist_moh50.yaml", 0.5},
+                                               {"vit/fmnist_moh90.yaml", 43.0 / 48.0},
+                                               {"vit/imagenet_deit_small_moh75.yaml", 0.75}};
+  for (const auto& [file, share] : expected) {
+    const Config cfg = load(configs_dir() / file);
+    EXPECT_EQ(cfg.get_string("model.attention"), "moh") << file;
+    EXPECT_NEAR(active_share(cfg), share, 1e-12) << file;
+  }
+  EXPECT_EQ(load(configs_dir() / "vit/fmnist_mha.yaml").get_string("model.attention"), "mha");
+}
+
+}  // namespace
+}  // namespace moh

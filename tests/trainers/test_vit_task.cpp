@@ -1,0 +1,116 @@
+// The `vit` task on real Fashion-MNIST files: a short run learns, an MoH run with label smoothing and
+// Mixup/CutMix resumes bit for bit, evaluation reports top-1/top-5/loss/active heads and writes the
+// predictions file, and configs the model cannot honour are rejected naming the key.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/io/hdf5_file.h"
+#include "core/ops.h"
+#include "data/fashion_mnist.h"
+#include "tests/test_util.h"
+#include "trainers/checkpoint.h"
+#include "trainers/trainer.h"
+
+namespace moh {
+namespace {
+
+namespace fs = std::filesystem;
+
+class VitTask : public test::TempDirTest {
+ protected:
+  void SetUp() override {
+    TempDirTest::SetUp();
+    if (!fs::exists(default_fashion_mnist_root() + "/train-labels-idx1-ubyte.gz") &&
+        !fs::exists(default_fashion_mnist_root() + "/train-labels-idx1-ubyte"))
+      GTEST_SKIP() << "Fashion-MNIST is not installed (scripts/setup.sh installs dataset-fashion-mnist)";
+  }
+  // A small ViT on a Fashion-MNIST subset; `name` picks the run folder.
+  Config config(const std::string& name, const std::vector<std::string>& overrides) const {
+    const std::string file = write(name + ".yaml",
+                                   "task: vit\n"
+                                   "run: {name: " + name + ", dir: " + path("runs") + ", seed: 1}\n"
+                                   "train: {steps: 80, batch_size: 32, log_every: 10}\n"
+                                   "eval: {every: 0, batch_size: 128}\n"
+                                   "checkpoint: {every: 0}\n"
+                                   "optim: {lr: 0.003, weight_decay: 0.05}\n"
+                                   "schedule: {name: cosine, warmup_steps: 5}\n"
+                                   "data: {train_limit: 1024, eval_limit: 300, crop_padding: 0, hflip: 0}\n"
+                                   "model: {patch_size: 7, dim: 32, depth: 2, heads: 4, pool: avg}\n"
+                                   "threads: 2\n");
+    return Config::load(file, training_schema("vit"), overrides);
+  }
+};
+
+TEST_F(VitTask, ShortRunLearnsFashionMnist) {
+  Config cfg = config("learn", {});
+  auto task = task_family("vit").create(cfg);
+  const auto before = task->evaluate();
+  EXPECT_NEAR(before.at("top1"), 0.1, 0.08);  // untrained: about chance
+  const TrainResult r = Trainer(cfg, *task).run();
+  EXPECT_GT(r.eval.at("top1"), 0.45) << "loss before " << before.at("loss") << " after " << r.eval.at("loss");
+  EXPECT_LT(r.eval.at("loss"), before.at("loss") - 0.4);
+  EXPECT_GE(r.eval.at("top5"), r.eval.at("top1"));
+  EXPECT_EQ(r.eval.at("samples"), 300);
+  EXPECT_EQ(r.eval.at("active_heads"), 1.0);
+}
+
+TEST_F(VitTask, MohWithMixingResumesBitForBit) {
+  const std::vector<std::string> common{"model.attention=moh", "model.shared_heads=[1]", "model.routed_topk=[2]",
+                                        "data.label_smoothing=0.1", "data.mixup=0.8", "data.cutmix=1.0",
+                                        "data.crop_padding=2", "data.hflip=0.5", "model.drop_path=0.1",
+                                        "schedule.name=constant", "schedule.warmup_steps=0", "train.steps=8"};
+  auto with = [&](std::vector<std::string> extra) {
+    extra.insert(extra.begin(), common.begin(), common.end());
+    return extra;
+  };
+  Config full_cfg = config("full", with({}));
+  auto full = task_family("vit").create(full_cfg);
+  Trainer(full_cfg, *full).run();
+
+  Config first_cfg = config("half", with({"train.steps=4"}));
+  auto first = task_family("vit").create(first_cfg);
+  const TrainResult half = Trainer(first_cfg, *first).run();
+  Config resume_cfg = config("resumed", with({"train.resume=" + half.checkpoint}));
+  auto resumed = task_family("vit").create(resume_cfg);
+  const TrainResult done = Trainer(resume_cfg, *resumed).run();
+  EXPECT_EQ(done.step, 8);
+  EXPECT_EQ(done.eval.at("active_heads"), 0.75);
+  StateDict a = full->model().state_dict(), b = resumed->model().state_dict();
+  ASSERT_EQ(a.size(), b.size());
+  for (auto& [name, t] : a) test::expect_same_bytes(b.at(name), t, name);
+}
+
+TEST_F(VitTask, EvaluationWritesPredictionsThatMatchItsAccuracy) {
+  Config cfg = config("pred", {"eval.predictions=" + path("pred.h5"), "data.eval_limit=250"});
+  auto task = task_family("vit").create(cfg);
+  const auto metrics = task->evaluate();
+  Hdf5File f(path("pred.h5"), Hdf5File::Mode::Read);
+  const Tensor logits = f.read_tensor("logits"), labels = f.read_tensor("labels");
+  ASSERT_EQ(logits.shape(), (Shape{250, 10}));
+  ASSERT_EQ(labels.shape(), (Shape{250}));
+  const auto pred = argmax(logits, 1).to_vector<int64_t>(), truth = labels.to_vector<int64_t>();
+  int64_t correct = 0;
+  for (size_t i = 0; i < pred.size(); ++i) correct += pred[i] == truth[i];
+  EXPECT_DOUBLE_EQ(metrics.at("top1"), double(correct) / 250.0);
+  EXPECT_NEAR(metrics.at("loss"), cross_entropy(logits, labels).loss.item<double>(), 1e-5);
+  EXPECT_NE(f.attr_string("/", "class_names").find("Ankle boot"), std::string::npos);
+  EXPECT_FALSE(fs::exists(path("pred.h5.tmp")));
+}
+
+TEST_F(VitTask, RejectsModelsTheConfigCannotBuild) {
+  auto create = [&](const std::vector<std::string>& overrides) {
+    Config cfg = config("bad", overrides);
+    task_family("vit").create(cfg);
+  };
+  test::expect_error<ConfigError>([&] { create({"model.attention=moh"}); }, {"model.shared_heads"});
+  test::expect_error<ConfigError>([&] { create({"model.shared_heads=[1]", "model.routed_topk=[2]"}); },
+                                  {"model.attention is mha"});
+  test::expect_error<ConfigError>([&] { create({"model.heads=5"}); }, {"model.heads 5", "model.dim 32"});
+  test::expect_error<ConfigError>([&] { create({"model.patch_size=5"}); }, {"model.patch_size 5", "28"});
+  test::expect_error([&] { create({"data.root=" + path("nowhere")}); }, {"nowhere"});
+}
+
+}  // namespace
+}  // namespace moh

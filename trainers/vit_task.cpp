@@ -1,0 +1,270 @@
+// The ViT classification task (see vit_task.h): config keys, model and data construction, the
+// training micro-batch with label smoothing and Mixup/CutMix, and evaluation.
+#include "trainers/vit_task.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "autograd/autograd.h"
+#include "core/io/hdf5_file.h"
+#include "core/ops.h"
+#include "data/fashion_mnist.h"
+#include "data/folder_image_source.h"
+#include "data/memory_image_source.h"
+#include "data/mixup.h"
+#include "models/vit/vit.h"
+
+namespace moh {
+namespace {
+
+// Philox keys of the task's own generators, derived from run.seed.
+constexpr uint64_t kInitKey = 0x1a17, kDropKey = 0xd409, kMixKey = 0x3b1c, kDataKey = 0xda7a;
+
+config::Schema vit_schema() {
+  using config::Key;
+  config::Schema s;
+  s.add(Key::Enum("model.preset", {"tiny", "deit_tiny", "deit_small", "deit_base"},
+                  "named ViT size (models/vit/vit.h); the model.* keys below override its fields")
+            .def("tiny"));
+  s.add(Key::Int("model.patch_size", "patch side in pixels (the image size must be a multiple)").optional().min(1));
+  s.add(Key::Int("model.dim", "token width").optional().min(1));
+  s.add(Key::Int("model.depth", "number of transformer blocks").optional().min(1));
+  s.add(Key::Int("model.heads", "attention heads per block (must divide model.dim)").optional().min(1));
+  s.add(Key::Float("model.mlp_ratio", "Mlp hidden width / dim").optional().min(0));
+  s.add(Key::Float("model.drop_path", "stochastic depth rate of the last block (linear from 0)").optional().range(0, 1));
+  s.add(Key::Enum("model.pool", {"cls", "avg"}, "classify from the class token or the mean of the patch tokens")
+            .def("cls"));
+  s.add(Key::Enum("model.pos_embed", {"learned", "sincos"}, "learned or fixed 2-D sin-cos position embedding")
+            .def("learned"));
+  s.add(Key::Enum("model.attention", {"mha", "moh"}, "attention of every block: multi-head or Mixture-of-Head")
+            .def("mha"));
+  s.add(Key::IntList("model.shared_heads",
+                     "moh: always-on heads, one value for all blocks or one per block")
+            .def(std::vector<int64_t>{})
+            .min(0));
+  s.add(Key::IntList("model.routed_topk",
+                     "moh: routed heads picked per token (top-K), one value or one per block; 0 = all-shared block")
+            .def(std::vector<int64_t>{})
+            .min(0));
+  s.add(Key::Enum("model.moh_execution", {"sparse", "dense"},
+                  "moh: compute only the selected heads (sparse) or every head masked (dense, the paper's code)")
+            .def("sparse"));
+
+  s.add(Key::Enum("data.name", {"fashion_mnist", "image_folder"},
+                  "dataset: Fashion-MNIST IDX files, or an ImageNet-style folder root/{train,val}/<class>/*")
+            .def("fashion_mnist"));
+  s.add(Key::String("data.root", "dataset folder (\"\" = the default Fashion-MNIST location)").def(""));
+  s.add(Key::Int("data.image_size", "image_folder: side of the square training/eval crops").def(224).min(8));
+  s.add(Key::String("data.eval_split", "image_folder: the sub-folder evaluated (classes must match train/)")
+            .def("val")
+            .match("[A-Za-z0-9_.-]+", "a folder name"));
+  s.add(Key::FloatList("data.crop_scale", "image_folder: RandomResizedCrop area range [min, max]")
+            .def(std::vector<double>{0.08, 1.0})
+            .range(0, 1));
+  s.add(Key::Float("data.eval_crop", "image_folder: eval centre crop / resized shorter side (DeiT: 0.875)")
+            .def(0.875)
+            .range(0.1, 1));
+  s.add(Key::Int("data.workers", "image_folder: decoding and augmentation threads").def(4).min(1));
+  s.add(Key::Int("data.prefetch", "image_folder: batches prepared ahead of training").def(4).min(1));
+  s.add(Key::Int("data.crop_padding", "fashion_mnist: random translation of up to N pixels (0 = off)").def(2).min(0));
+  s.add(Key::Float("data.hflip", "probability of a horizontal flip of a training image").def(0.5).range(0, 1));
+  s.add(Key::Float("data.label_smoothing", "label smoothing of the training loss").def(0.0).range(0, 1));
+  s.add(Key::Float("data.mixup", "Mixup Beta(a, a) parameter (0 = off)").def(0.0).min(0));
+  s.add(Key::Float("data.cutmix", "CutMix Beta(a, a) parameter (0 = off)").def(0.0).min(0));
+  s.add(Key::Float("data.mix_prob", "probability that a batch is mixed when mixup or cutmix is on").def(1.0).range(0, 1));
+  s.add(Key::Float("data.mix_switch_prob", "with both on: probability of CutMix rather than Mixup").def(0.5).range(0, 1));
+  s.add(Key::Int("data.train_limit", "fashion_mnist: train on the first N training samples only (0 = all)").def(0).min(0));
+  s.add(Key::Int("data.eval_limit", "evaluate on the first N held-out samples (0 = all)").def(0).min(0));
+  s.add(Key::Int("eval.batch_size", "samples per evaluation batch").def(500).min(1));
+  s.add(Key::String("eval.predictions", "moh eval: also write per-sample logits and labels to this HDF5 file")
+            .optional());
+  return s;
+}
+
+std::unique_ptr<ImageSource> make_source(const Config& cfg) {
+  const std::string& name = cfg.get_string("data.name");
+  const uint64_t seed = uint64_t(cfg.get_int("run.seed")) ^ kDataKey;
+  if (name == "fashion_mnist") {
+    const std::string root = cfg.get_string("data.root").empty() ? default_fashion_mnist_root()
+                                                                  : cfg.get_string("data.root");
+    InMemoryAugment augment;
+    augment.pad = cfg.get_int("data.crop_padding");
+    augment.hflip = cfg.get_float("data.hflip");
+    return std::make_unique<InMemoryImageSource>(load_fashion_mnist(root, "train"), load_fashion_mnist(root, "test"),
+                                                 augment, seed, cfg.get_int("data.train_limit"),
+                                                 cfg.get_int("data.eval_limit"));
+  }
+  if (cfg.get_string("data.root").empty())
+    throw ConfigError(str_cat(cfg.origin("data.root"), ": data.name image_folder needs data.root (a folder holding "
+                              "train/<class>/* and ", cfg.get_string("data.eval_split"), "/<class>/*)"));
+  const auto& scale = cfg.get_float_list("data.crop_scale");
+  if (scale.size() != 2 || scale[0] > scale[1])
+    throw ConfigError(str_cat(cfg.origin("data.crop_scale"), ": data.crop_scale must be [min, max] with min <= max"));
+  ImageFolderOptions o;
+  o.root = cfg.get_string("data.root");
+  o.image_size = cfg.get_int("data.image_size");
+  o.eval_resize = int64_t(double(o.image_size) / cfg.get_float("data.eval_crop"));
+  o.scale = {scale[0], scale[1]};
+  o.hflip = cfg.get_float("data.hflip");
+  o.threads = cfg.get_int("data.workers");
+  o.prefetch = cfg.get_int("data.prefetch");
+  o.seed = seed;
+  return std::make_unique<FolderImageSource>(o, cfg.get_string("data.eval_split"), cfg.get_int("data.eval_limit"));
+}
+
+VitOptions model_options(const Config& cfg, const ImageSource& data) {
+  VitOptions o = vit_preset(cfg.get_string("model.preset"));
+  o.img_size = data.image_size();
+  o.in_chans = data.channels();
+  o.num_classes = int64_t(data.class_names().size());
+  if (cfg.has("model.patch_size")) o.patch_size = cfg.get_int("model.patch_size");
+  if (cfg.has("model.dim")) o.dim = cfg.get_int("model.dim");
+  if (cfg.has("model.depth")) o.depth = cfg.get_int("model.depth");
+  if (cfg.has("model.heads")) o.heads = cfg.get_int("model.heads");
+  if (cfg.has("model.mlp_ratio")) o.mlp_ratio = cfg.get_float("model.mlp_ratio");
+  if (cfg.has("model.drop_path")) o.drop_path = cfg.get_float("model.drop_path");
+  o.class_token = cfg.get_string("model.pool") == "cls";
+  o.pos_embed = cfg.get_string("model.pos_embed") == "sincos" ? VitOptions::PosEmbed::SinCos
+                                                               : VitOptions::PosEmbed::Learned;
+  const bool moh = cfg.get_string("model.attention") == "moh";
+  const auto& shared = cfg.get_int_list("model.shared_heads");
+  const auto& topk = cfg.get_int_list("model.routed_topk");
+  if (moh && (shared.empty() || topk.empty()))
+    throw ConfigError(str_cat(cfg.origin("model.attention"),
+                              ": model.attention: moh needs model.shared_heads and model.routed_topk"));
+  if (!moh && (!shared.empty() || !topk.empty()))
+    throw ConfigError(str_cat(cfg.origin(shared.empty() ? "model.routed_topk" : "model.shared_heads"),
+                              ": model.shared_heads/routed_topk are set but model.attention is mha"));
+  if (moh) o.shared_heads = shared, o.routed_topk = topk;
+  o.moh_execution = cfg.get_string("model.moh_execution") == "dense" ? MoHExecution::Dense : MoHExecution::Sparse;
+  if (o.img_size % o.patch_size != 0)
+    throw ConfigError(str_cat(cfg.origin("model.patch_size"), ": model.patch_size ", o.patch_size,
+                              " does not divide the image size ", o.img_size));
+  if (o.dim % o.heads != 0)
+    throw ConfigError(str_cat(cfg.origin("model.heads"), ": model.heads ", o.heads, " does not divide model.dim ",
+                              o.dim));
+  return o;
+}
+
+// Share of the attention heads a token uses, averaged over blocks (1 for MHA).
+double active_head_share(const VitOptions& o) {
+  double sum = 0;
+  for (int64_t b = 0; b < o.depth; ++b) {
+    const BlockAttention a = block_attention(o, b);
+    sum += a.is_moh ? double(a.shared_heads + a.routed_topk) / double(o.heads) : 1.0;
+  }
+  return sum / double(o.depth);
+}
+
+class VitTask final : public Task {
+ public:
+  explicit VitTask(const Config& cfg)
+      : seed_(uint64_t(cfg.get_int("run.seed"))),
+        data_(make_source(cfg)),
+        dropout_gen_(std::make_shared<Generator>(seed_ ^ kDropKey)),
+        mix_gen_(seed_ ^ kMixKey),
+        label_smoothing_(cfg.get_float("data.label_smoothing")),
+        eval_batch_(cfg.get_int("eval.batch_size")),
+        predictions_(cfg.has("eval.predictions") ? cfg.get_string("eval.predictions") : "") {
+    mix_.mixup_alpha = cfg.get_float("data.mixup");
+    mix_.cutmix_alpha = cfg.get_float("data.cutmix");
+    mix_.prob = cfg.get_float("data.mix_prob");
+    mix_.switch_prob = cfg.get_float("data.mix_switch_prob");
+    options_ = model_options(cfg, *data_);
+    Generator init(seed_ ^ kInitKey);
+    model_ = std::make_shared<VisionTransformer>(options_, init, dropout_gen_);
+  }
+
+  Module& model() override { return *model_; }
+
+  MicroBatchLoss train_micro_batch(int64_t batch_size) override {
+    ImageBatch batch = data_->next_train(batch_size);
+    MixedBatch mixed{batch.images, batch.labels, 1.0};
+    if (mix_.enabled()) mixed = mix_batch(batch.images, batch.labels, mix_, mix_gen_);
+    VitOutput out = model_->forward(ag::Variable(mixed.images));
+    ag::Variable loss = ag::cross_entropy(out.logits, batch.labels, label_smoothing_);
+    if (mixed.lam < 1.0)
+      loss = ag::add(ag::mul(loss, mixed.lam),
+                     ag::mul(ag::cross_entropy(out.logits, mixed.partner_labels, label_smoothing_), 1.0 - mixed.lam));
+    return {loss, std::move(out.balance_losses), batch_size, batch_size * model_->num_tokens()};
+  }
+
+  std::map<std::string, double> evaluate() override {
+    ag::NoGradGuard no_grad;
+    model_->eval();
+    const int64_t n = data_->eval_size(), classes = int64_t(data_->class_names().size());
+    const int64_t k = std::min<int64_t>(5, classes);
+    double loss_sum = 0;
+    int64_t top1 = 0, topk = 0, done = 0;
+    Tensor all_logits = predictions_.empty() ? Tensor() : Tensor::empty({n, classes});
+    Tensor all_labels = predictions_.empty() ? Tensor() : Tensor::empty({n}, DType::Int64);
+    data_->for_each_eval_batch(eval_batch_, [&](const ImageBatch& batch) {
+      const Tensor logits = model_->forward(ag::Variable(batch.images)).logits.data();
+      const int64_t b = batch.labels.shape()[0];
+      loss_sum += cross_entropy(logits, batch.labels, 0.0, -100, Reduction::Sum).loss.item<double>();
+      const auto best = topk_op(logits, k).to_vector<int64_t>();
+      const auto truth = batch.labels.to_vector<int64_t>();
+      for (int64_t i = 0; i < b; ++i) {
+        top1 += best[size_t(i * k)] == truth[size_t(i)];
+        for (int64_t j = 0; j < k; ++j) topk += best[size_t(i * k + j)] == truth[size_t(i)];
+      }
+      if (all_logits.defined()) {
+        all_logits.narrow(0, done, b).copy_(logits);
+        all_labels.narrow(0, done, b).copy_(batch.labels);
+      }
+      done += b;
+    });
+    model_->train();
+    if (all_logits.defined()) write_predictions(all_logits, all_labels);
+    return {{"loss", loss_sum / double(n)},
+            {"top1", double(top1) / double(n)},
+            {str_cat("top", k), double(topk) / double(n)},
+            {"active_heads", active_head_share(options_)},
+            {"samples", double(n)}};
+  }
+
+  int64_t samples_per_epoch() const override { return data_->train_size(); }
+  std::map<std::string, int64_t> data_state() const override { return data_->state(); }
+  void load_data_state(const std::map<std::string, int64_t>& state) override { data_->load_state(state); }
+  std::map<std::string, Generator*> generators() override {
+    return {{"dropout", dropout_gen_.get()}, {"mix", &mix_gen_}};
+  }
+
+ private:
+  static Tensor topk_op(const Tensor& logits, int64_t k) { return topk(logits, k).indices; }
+
+  // Writes logits [N, C] and labels [N] (+ class names as an attribute) atomically: tmp file, rename.
+  void write_predictions(const Tensor& logits, const Tensor& labels) const {
+    const std::string tmp = predictions_ + ".tmp";
+    {
+      Hdf5File f(tmp, Hdf5File::Mode::Create);
+      f.write_tensor("logits", logits);
+      f.write_tensor("labels", labels);
+      std::string names;
+      for (const std::string& c : data_->class_names()) names += (names.empty() ? "" : "\n") + c;
+      f.set_attr_string("/", "class_names", names);
+    }
+    std::filesystem::rename(tmp, predictions_);
+  }
+
+  uint64_t seed_;
+  std::unique_ptr<ImageSource> data_;
+  std::shared_ptr<Generator> dropout_gen_;
+  Generator mix_gen_;
+  MixOptions mix_;
+  double label_smoothing_;
+  int64_t eval_batch_;
+  std::string predictions_;
+  VitOptions options_;
+  std::shared_ptr<VisionTransformer> model_;
+};
+
+}  // namespace
+
+TaskFamily vit_task_family() {
+  return {"vit", "ViT image classification with MHA or MoH attention (Fashion-MNIST or an image folder)", vit_schema,
+          [](const Config& cfg) { return std::make_unique<VitTask>(cfg); }};
+}
+
+}  // namespace moh
