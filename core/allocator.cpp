@@ -4,6 +4,8 @@
 #include <malloc.h>
 
 #include <atomic>
+#include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <new>
 
@@ -21,9 +23,20 @@ class CpuAllocator final : public Allocator {
     mallopt(M_MMAP_THRESHOLD, 1 << 30);
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
   }
+  // malloc plus manual alignment (the malloc'd pointer is kept just below the block), not
+  // aligned_alloc: glibc's memalign asks the heap for `alignment` more than the chunk it keeps, so a
+  // freed activation's chunk could never serve the next step's tensor of the same size; the heap
+  // grew and every new tensor page-faulted until free neighbours happened to coalesce.
   void* allocate(size_t nbytes) override {
+    static_assert(alignof(std::max_align_t) >= sizeof(void*), "room for the pointer below the block");
     size_t rounded = (std::max<size_t>(nbytes, 1) + kCpuAlignment - 1) / kCpuAlignment * kCpuAlignment;
-    void* p = std::aligned_alloc(kCpuAlignment, rounded);
+    void* raw = std::malloc(rounded + kCpuAlignment);
+    void* p = nullptr;
+    if (raw) {  // the first 64-byte boundary past raw: at least 16 bytes up, room for raw itself
+      const uintptr_t up = reinterpret_cast<uintptr_t>(raw) + kCpuAlignment;
+      p = reinterpret_cast<void*>(up & ~uintptr_t(kCpuAlignment - 1));
+      static_cast<void**>(p)[-1] = raw;
+    }
     if (!p) MOH_FAIL("cpu allocator: out of memory allocating ", nbytes, " bytes (", current_.load(), " in use)");
     int64_t now = current_.fetch_add(int64_t(nbytes)) + int64_t(nbytes);
     int64_t peak = peak_.load();
@@ -32,7 +45,7 @@ class CpuAllocator final : public Allocator {
     return p;
   }
   void deallocate(void* ptr, size_t nbytes) override {
-    std::free(ptr);
+    std::free(static_cast<void**>(ptr)[-1]);
     current_.fetch_sub(int64_t(nbytes));
   }
   AllocatorStats stats() const override {

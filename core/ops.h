@@ -118,6 +118,9 @@ NormBackward rms_norm_backward(const Tensor& grad_out, const Tensor& x, const No
 // accepted (unsqueeze them). Transposed views are passed to BLAS without copying.
 Tensor matmul(const Tensor& a, const Tensor& b);
 Tensor bmm(const Tensor& a, const Tensor& b);  // strictly [B, M, K] @ [B, K, N]
+// bias + a @ b, bias broadcasting to the [..., M, N] result (a Linear's [N] bias): the bias is
+// written first and the GEMM accumulates onto it, one pass over the output instead of three.
+Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b);
 
 // ---------------------------------------------------------------- embedding
 // weight [V, D], indices int64 of any shape -> [..., D]. Out-of-range indices throw.

@@ -1,4 +1,4 @@
-// Linear layer and the fused `linear` tape node (forward GEMM + in-place bias; backward
+// Linear layer and the fused `linear` tape node (forward: one GEMM accumulating onto the bias; backward
 // grad_x = g @ W, grad_W = g^T @ x, grad_b = column sums of g, each computed only when needed).
 #include "layers/linear.h"
 
@@ -38,8 +38,8 @@ ag::Variable linear(const ag::Variable& x, const ag::Variable& weight, const ag:
             "linear: bias ", bias.describe(), " does not match weight ", weight.describe());
   const int64_t rows = shape_numel(Shape(x.shape().begin(), x.shape().end() - 1));
   Tensor x_rows = x.data().reshape({rows, in});
-  Tensor y = matmul(x_rows, weight.data().t());
-  if (bias.defined()) add_(y, bias.data());
+  const Tensor w_t = weight.data().t();
+  Tensor y = bias.defined() ? addmm(bias.data(), x_rows, w_t) : matmul(x_rows, w_t);
   Shape out_shape = x.shape();
   out_shape.back() = out;
   return ag::record("linear", y.view(out_shape), {x, weight, bias},

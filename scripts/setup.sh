@@ -13,6 +13,8 @@ packages=(
   libyaml-cpp-dev             # YAML run configs (trainers/config)
   libhdf5-dev zlib1g-dev      # HDF5 checkpoints and data shards; CRC32 checksums
   libgtest-dev libbenchmark-dev
+  libjpeg62-turbo-dev libpng-dev  # JPEG/PNG decoding for ImageNet-style image folders (data/image_decode)
+  openmpi-bin libopenmpi-dev  # MPI: multi-process data-parallel training (core/dist, scripts/launch.sh, mpirun tests)
   dataset-fashion-mnist       # Fashion-MNIST IDX files in /usr/share/datasets/fashion-mnist (ViT runs)
 )
 if [[ "${1:-}" == "--reference" ]]; then

@@ -60,9 +60,11 @@ void map_elements_impl(const Tensor& out, const std::array<const Tensor*, sizeof
   StridedIter<N> it(out.shape(), {out.strides(), in[K]->strides()...});
   std::array<char*, N> base{static_cast<char*>(out.raw_data()), static_cast<char*>(in[K]->raw_data())...};
   std::array<int64_t, N> sizes{int64_t(sizeof(Out)), int64_t(sizeof(In))...};
-  for_each_run<N>(it, base, sizes, [&f, seq](std::array<char*, N> p, std::array<int64_t, N> s, int64_t n) {
+  // flatten: f is inlined into the run loops even when large (GELU's erf), so they vectorise.
+  auto run = [&f, seq](std::array<char*, N> p, std::array<int64_t, N> s, int64_t n) __attribute__((flatten)) {
     run_elements<Out, In...>(f, p, s, n, seq);
-  });
+  };
+  for_each_run<N>(it, base, sizes, run);
 }
 
 }  // namespace detail

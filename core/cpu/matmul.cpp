@@ -83,11 +83,11 @@ bool foldable(const Tensor& a, const MatLayout& la, const Tensor& b) {
 
 }  // namespace
 
-void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in) {
+void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in, bool accumulate) {
   const int64_t m = out.size(-2), n = out.size(-1), k = a_in.size(-1);
   if (out.numel() == 0) return;
   if (k == 0) {
-    fill(out, 0.0);
+    if (!accumulate) fill(out, 0.0);
     return;
   }
   Tensor a = a_in, b = b_in;
@@ -105,16 +105,17 @@ void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in) {
     const T* pa = a.data<T>();
     const T* pb = b.data<T>();
     T* pc = out.data<T>();
+    const T beta = accumulate ? T(1) : T(0);
     if (fold) {
-      gemm(la.operand, lb.operand, batch * m, n, k, T(1), pa, pb, T(0), pc, n);
+      gemm(la.operand, lb.operand, batch * m, n, k, T(1), pa, pb, beta, pc, n);
       return;
     }
     const std::vector<int64_t> oa = batch_offsets(a, batch), ob = batch_offsets(b, batch);
 #pragma omp parallel for schedule(static) \
     if (batch > 1 && m * n * k < kSmallGemm && batch * m * n * k >= kMinParallelWork)
     for (int64_t i = 0; i < batch; ++i)
-      gemm(la.operand, lb.operand, m, n, k, T(1), pa + oa[size_t(i)], pb + ob[size_t(i)], T(0), pc + i * m * n,
-           n);
+      gemm(la.operand, lb.operand, m, n, k, T(1), pa + oa[size_t(i)], pb + ob[size_t(i)], beta,
+           pc + i * m * n, n);
   });
 }
 

@@ -9,8 +9,9 @@
 
 namespace moh::cpu {
 
-// out [..., M, N] (contiguous) = a [..., M, K] @ b [..., K, N]; a and b are already expanded to
-// out's batch shape (stride 0 on broadcast batch dims); dtypes float32 or float64.
-void matmul(const Tensor& out, const Tensor& a, const Tensor& b);
+// out [..., M, N] (contiguous) = a [..., M, K] @ b [..., K, N], or out += a @ b with accumulate
+// (BLAS beta = 1: no zeroing pass); a and b are already expanded to out's batch shape (stride 0 on
+// broadcast batch dims); dtypes float32 or float64.
+void matmul(const Tensor& out, const Tensor& a, const Tensor& b, bool accumulate = false);
 
 }  // namespace moh::cpu

@@ -2,8 +2,9 @@
 // coalesced; reduced dims are walked innermost-stride first. Two paths:
 //  A. a reduced dim has the smallest stride: each task folds a contiguous-ish range of one output
 //     (8 interleaved accumulators on unit stride);
-//  B. a kept dim has the smallest stride: each task folds a block of up to 256 neighbouring
-//     outputs at once, so the inner loop runs along memory (reducing over rows, e.g. bias grads).
+//  B. a kept dim has the smallest stride: each task folds a block of up to 1024 neighbouring
+//     outputs at once, so the inner loop runs along memory (reducing over rows, e.g. bias grads)
+//     and a task reads whole rows of a typical [rows, features] matrix.
 // When there are few output tasks the reduced range is also split into chunks whose partial
 // results are merged in a fixed order, so results never depend on the thread count.
 #include "core/cpu/reduce.h"
@@ -23,7 +24,7 @@ namespace {
 
 constexpr int64_t kSplitOutputs = 64;  // with this many output tasks the reduced range is not split
 constexpr int64_t kMaxChunks = 1024;
-constexpr int64_t kBlock = 256;  // outputs per task on path B
+constexpr int64_t kBlock = 1024;  // outputs per task on path B
 constexpr int kLanes = 8;
 
 template <class T>

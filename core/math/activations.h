@@ -1,13 +1,47 @@
 // Per-element activation math shared by the CPU and CUDA backends: sigmoid, GELU (erf and tanh
 // forms, PyTorch definitions), SiLU and their derivatives. Each function computes in T (float or
 // double); the *_grad functions return f'(x), which the fused backward kernels scale by grad_out.
+// Float32 GELU (erf form) uses normal_cdf_f32 and fast_exp, plain arithmetic the compiler
+// vectorises (libm's erff is a scalar call); float64 keeps std::erf.
 #pragma once
 
 #include <cmath>
+#include <type_traits>
 
 #include "core/macros.h"
+#include "core/math/fast_exp.h"
 
 namespace moh {
+
+// e^x for x <= 0, exactly 0 where float32 underflows (fast_exp alone floors at about e^-87).
+MOH_HOST_DEVICE MOH_FORCE_INLINE float fast_exp_nonpositive(float x) {
+  return fast_exp_blend(x < -87.0f, 0.0f, fast_exp(x));
+}
+
+// Phi(x) = 0.5 erfc(-x / sqrt 2) in float32 with a relative error, not just an absolute one, so
+// GELU's left tail stays accurate: about 1e-6 for |x| < 4, growing to 8e-6 near x = -12 (the float32
+// rounding of the exponent's argument). erfc(z) = t exp(-z^2 + P(t)), t = 1 / (1 + z/2),
+// z = |x| / sqrt 2 >= 0 (Numerical Recipes' erfcc, fractional error < 1.2e-7 in exact arithmetic);
+// z^2 enters exactly (an fma split) since its rounding would be amplified by the exponential.
+MOH_HOST_DEVICE MOH_FORCE_INLINE float normal_cdf_f32(float x) {
+  float a = fast_exp_blend(x < 0.0f, -x, x);
+  a = fast_exp_blend(a > 14.0f, 14.0f, a);  // Phi(-14) underflows float32 anyway; keeps a^2 finite
+  const float z = a * 0.70710678118654752440f;
+  const float t = 1.0f / (1.0f + 0.5f * z);
+  float p = 0.17087277f;
+  p = p * t - 0.82215223f;
+  p = p * t + 1.48851587f;
+  p = p * t - 1.13520398f;
+  p = p * t + 0.27886807f;
+  p = p * t - 0.18628806f;
+  p = p * t + 0.09678418f;
+  p = p * t + 0.37409196f;
+  p = p * t + 1.00002368f;
+  p = p * t - 1.26551223f;
+  const float a2 = a * a, a2_low = std::fma(a, a, -a2);  // a^2 = a2 + a2_low exactly; z^2 = a^2 / 2
+  const float tail = 0.5f * t * fast_exp_nonpositive((p - 0.5f * a2) - 0.5f * a2_low);  // 0.5 erfc(z)
+  return fast_exp_blend(x < 0.0f, tail, 1.0f - tail);
+}
 
 template <class T>
 MOH_HOST_DEVICE MOH_FORCE_INLINE T sigmoid_fn(T x) {
@@ -18,6 +52,7 @@ MOH_HOST_DEVICE MOH_FORCE_INLINE T sigmoid_fn(T x) {
 // GELU, exact form: 0.5 x (1 + erf(x / sqrt 2)).
 template <class T>
 MOH_HOST_DEVICE MOH_FORCE_INLINE T gelu_erf(T x) {
+  if constexpr (std::is_same_v<T, float>) return x * normal_cdf_f32(x);
   using std::erf;
   return T(0.5) * x * (T(1) + erf(x * T(0.70710678118654752440)));
 }
@@ -25,6 +60,8 @@ MOH_HOST_DEVICE MOH_FORCE_INLINE T gelu_erf(T x) {
 // d/dx of gelu_erf: Phi(x) + x phi(x).
 template <class T>
 MOH_HOST_DEVICE MOH_FORCE_INLINE T gelu_erf_grad(T x) {
+  if constexpr (std::is_same_v<T, float>)
+    return normal_cdf_f32(x) + x * fast_exp_nonpositive(-0.5f * x * x) * 0.39894228040143267794f;
   using std::erf;
   using std::exp;
   const T cdf = T(0.5) * (T(1) + erf(x * T(0.70710678118654752440)));

@@ -1,4 +1,4 @@
-// matmul and bmm: validate operands, broadcast the batch dims and hand expanded views to the
+// matmul, bmm and addmm: validate operands, broadcast the batch dims and hand expanded views to the
 // backend GEMM (which never copies row- or column-major matrices).
 #include "core/cpu/matmul.h"
 
@@ -22,10 +22,13 @@ void check_operands(const char* op, const Tensor& a, const Tensor& b) {
             a.size(-1), " vs ", b.size(-2), ")");
 }
 
-}  // namespace
+// The operands expanded to the broadcast batch shape, and the result shape.
+struct Expanded {
+  Tensor a, b;
+  Shape out_shape;
+};
 
-Tensor matmul(const Tensor& a, const Tensor& b) {
-  check_operands("matmul", a, b);
+Expanded expand_operands(const char* op, const Tensor& a, const Tensor& b) {
   const Shape a_batch(a.shape().begin(), a.shape().end() - 2),
       b_batch(b.shape().begin(), b.shape().end() - 2);
   const size_t nb = std::max(a_batch.size(), b_batch.size());
@@ -33,7 +36,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   for (size_t i = 0; i < nb; ++i) {
     int64_t da = i + a_batch.size() >= nb ? a_batch[i + a_batch.size() - nb] : 1;
     int64_t db = i + b_batch.size() >= nb ? b_batch[i + b_batch.size() - nb] : 1;
-    MOH_CHECK(da == db || da == 1 || db == 1, "matmul: batch dims of ", describe(a), " and ", describe(b),
+    MOH_CHECK(da == db || da == 1 || db == 1, op, ": batch dims of ", describe(a), " and ", describe(b),
               " do not broadcast");
     batch[i] = da == 1 ? db : da;
   }
@@ -41,8 +44,30 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   a_shape.insert(a_shape.end(), {a.size(-2), a.size(-1)});
   b_shape.insert(b_shape.end(), {b.size(-2), b.size(-1)});
   out_shape.insert(out_shape.end(), {a.size(-2), b.size(-1)});
-  Tensor out = Tensor::empty(out_shape, a.dtype(), a.device());
-  MOH_BACKEND(a.device(), matmul, out, a.expand(a_shape), b.expand(b_shape));
+  return {a.expand(a_shape), b.expand(b_shape), out_shape};
+}
+
+}  // namespace
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  check_operands("matmul", a, b);
+  const Expanded e = expand_operands("matmul", a, b);
+  Tensor out = Tensor::empty(e.out_shape, a.dtype(), a.device());
+  MOH_BACKEND(a.device(), matmul, out, e.a, e.b);
+  return out;
+}
+
+Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b) {
+  check_operands("addmm", a, b);
+  MOH_CHECK(bias.defined() && bias.dtype() == a.dtype() && bias.device() == a.device(), "addmm: bias ",
+            describe(bias), " does not match the operands ", describe(a), " and ", describe(b),
+            " (expected the same dtype and device)");
+  const Expanded e = expand_operands("addmm", a, b);
+  MOH_CHECK(broadcast_shapes(bias.shape(), e.out_shape, "addmm") == e.out_shape, "addmm: bias ",
+            describe(bias), " does not broadcast to the result shape ", shape_str(e.out_shape));
+  Tensor out = Tensor::empty(e.out_shape, a.dtype(), a.device());
+  out.copy_(bias.expand(e.out_shape));
+  MOH_BACKEND(a.device(), matmul, out, e.a, e.b, true);
   return out;
 }
 

@@ -1,5 +1,6 @@
-// matmul/bmm against a naive double triple loop: contiguous, transposed, padded (sliced) and
-// strided operands, broadcast and folded batches, float64, empty and K = 0 edges, and every error.
+// matmul/bmm/addmm against a naive double triple loop: contiguous, transposed, padded (sliced) and
+// strided operands, broadcast and folded batches, broadcast biases, float64, empty and K = 0 edges,
+// and every error.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -142,6 +143,57 @@ TEST(Matmul, Errors) {
     EXPECT_NE(msg.find("matmul"), std::string::npos) << msg;
     EXPECT_NE(msg.find("[3, 4]"), std::string::npos) << msg;
     EXPECT_NE(msg.find("[5, 2]"), std::string::npos) << msg;
+  }
+}
+
+// addmm = the naive product plus the bias broadcast to the result, in double.
+void expect_addmm(const Tensor& bias, const Tensor& a, const Tensor& b, double tol = 1e-5) {
+  Shape shape;
+  auto want = reference(a, b, shape);
+  auto vb = bias.expand(shape).to_vector<double>();
+  Tensor got = addmm(bias, a, b);
+  ASSERT_EQ(got.shape(), shape) << describe(bias) << " + " << describe(a) << " @ " << describe(b);
+  EXPECT_EQ(got.dtype(), a.dtype());
+  EXPECT_TRUE(got.is_contiguous());
+  auto v = got.to_vector<double>();
+  for (size_t i = 0; i < v.size(); ++i)
+    ASSERT_NEAR(v[i], want[i] + vb[i], tol * (1.0 + std::abs(want[i] + vb[i])))
+        << "element " << i << " of " << describe(bias) << " + " << describe(a) << " @ " << describe(b);
+}
+
+TEST(Matmul, AddmmAddsTheBroadcastBias) {
+  Tensor w = rand_t({6, 5}, 70);
+  expect_addmm(rand_t({6}, 71), rand_t({3, 4, 5}, 72), w.t());                   // Linear: x @ W^T + b
+  expect_addmm(rand_t({12}, 73).slice(0, 0, 12, 2), rand_t({4, 5}, 74), w.t());  // strided bias
+  expect_addmm(rand_t({4, 6}, 75), rand_t({2, 4, 5}, 76), rand_t({5, 6}, 77));   // [M, N] bias
+  expect_addmm(rand_t({2, 1, 6}, 78), rand_t({2, 5, 3}, 79).transpose(1, 2), w.t());  // per-batch bias
+  expect_addmm(rand_t({3}, 80), rand_t({64, 4, 7}, 81), rand_t({64, 7, 3}, 82));  // many small batches
+  expect_addmm(rand_t({1}, 83), rand_t({5, 16}, 84).slice(1, 0, 16, 2), rand_t({8, 3}, 85));  // copied a
+  const DType f64 = DType::Float64;
+  expect_addmm(rand_t({6}, 86, f64), rand_t({9, 5}, 87, f64), w.t().to(f64), 1e-13);
+  // K = 0: the bias alone; empty result.
+  Tensor bias = rand_t({4}, 88);
+  EXPECT_EQ(addmm(bias, zeros({3, 0}), zeros({0, 4})).to_vector<float>(),
+            bias.expand({3, 4}).contiguous().to_vector<float>());
+  EXPECT_EQ(addmm(bias, zeros({0, 5}), rand_t({5, 4}, 89)).shape(), (Shape{0, 4}));
+}
+
+TEST(Matmul, AddmmErrors) {
+  Tensor a = rand_t({3, 4}, 90), b = rand_t({4, 6}, 91);
+  EXPECT_THROW(addmm(rand_t({6}, 92), a, rand_t({5, 6}, 93)), Error);           // inner dims
+  EXPECT_THROW(addmm(Tensor(), a, b), Error);                                   // no bias
+  EXPECT_THROW(addmm(rand_t({6}, 94, DType::Float64), a, b), Error);           // bias dtype
+  EXPECT_THROW(addmm(rand_t({5}, 95), a, b), Error);                            // does not broadcast
+  EXPECT_THROW(addmm(rand_t({2, 3, 6}, 96), a, b), Error);                      // would grow the result
+  EXPECT_THROW(addmm(rand_t({6}, 97), rand_t({2, 3, 4}, 98), rand_t({3, 4, 6}, 99)), Error);  // batch 2 vs 3
+  try {
+    addmm(rand_t({5}, 100), a, b);
+    FAIL();
+  } catch (const Error& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("addmm"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("[5]"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("[3, 6]"), std::string::npos) << msg;
   }
 }
 

@@ -241,7 +241,7 @@ TEST(Reduce, ArgmaxTiesNaNAndLayouts) {
     expect_values(argmax(x, d), naive(x, red, Kind::Argmax), 0);
     EXPECT_EQ(argmax(x, d, true).shape(), reduced_shape(x.shape(), red, true));
   }
-  // Long dims: path A split into chunks, and path B with several 256-wide blocks; the maximum
+  // Long dims: path A split into chunks, and path B with several 1024-wide blocks; the maximum
   // appears twice, in different chunks, so the first index must win across chunks.
   Tensor rows = randu({2, 100000}, DType::Float64, 11, 0, 1);
   auto flag = [&](int64_t i) { return eq(arange(100000, DType::Int64), double(i)); };
@@ -250,7 +250,7 @@ TEST(Reduce, ArgmaxTiesNaNAndLayouts) {
   rows = where(logical_not(flag(90000)), rows, full({}, 5.0, DType::Float64));
   EXPECT_EQ(argmax(rows, 1).to_vector<int64_t>(), (std::vector<int64_t>{40000, 40000}));
   EXPECT_EQ(argmax(rows.t().contiguous(), 0).to_vector<int64_t>(), (std::vector<int64_t>{40000, 40000}));
-  Tensor cols = randu({300, 600}, DType::Float64, 12);
+  Tensor cols = randu({300, 2100}, DType::Float64, 12);
   expect_values(argmax(cols, 0), naive(cols, {true, false}, Kind::Argmax), 0);
   expect_values(argmax(cols.t(), 1), naive(cols.t(), {false, true}, Kind::Argmax), 0);
 }
