@@ -124,16 +124,23 @@ ag::Variable MoHAttention::forward_sparse(const ag::Variable& x, const Tensor& p
     v = heads.v;
   }
 
+  // Shared and routed keys/values: one split node each, whose backward writes both gradients in one
+  // pass (two narrows would each scatter into a zero tensor of the full shape, then be added).
+  ag::Variable k_shared, v_shared, k_routed = k, v_routed = v;
+  if (hs > 0) {
+    const std::vector<ag::Variable> ks = ag::split(k, {hs, e}, 1), vs = ag::split(v, {hs, e}, 1);
+    k_shared = ks[0], k_routed = ks[1], v_shared = vs[0], v_routed = vs[1];
+  }
+
   // Attention: routed heads on their selected rows only, shared heads densely; outputs gated.
-  ag::Variable o_rows = ag::attention_packed(q_rows, rows.row_offsets, rows.q_pos, ag::narrow(k, 1, hs, e),
-                                             ag::narrow(v, 1, hs, e), scale(), options().causal);
+  ag::Variable o_rows = ag::attention_packed(q_rows, rows.row_offsets, rows.q_pos, k_routed, v_routed, scale(),
+                                             options().causal);
   if (routing.gates.defined())
     o_rows = ag::mul(o_rows, ag::unsqueeze(ag::index_select(ag::reshape(routing.gates, {n * h}), 0, rows.pair_index), 1));
   ag::Variable o_shared;
   if (hs > 0) {
-    o_shared = ag::permute(
-        ag::attention(q_shared, ag::narrow(k, 1, 0, hs), ag::narrow(v, 1, 0, hs), scale(), options().causal),
-        {0, 2, 1, 3});  // [B, T, hs, Dh]
+    o_shared = ag::permute(ag::attention(q_shared, k_shared, v_shared, scale(), options().causal),
+                           {0, 2, 1, 3});  // [B, T, hs, Dh]
     if (routing.gates.defined())
       o_shared = ag::mul(o_shared, ag::view(ag::narrow(routing.gates, 1, 0, hs), {batch, tokens, hs, 1}));
   }

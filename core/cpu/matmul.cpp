@@ -2,8 +2,11 @@
 // column-major matrices with any leading dimension), folds the batch into one tall GEMM when b is
 // shared by every batch and a's batch rows are evenly spaced (x[B, T, K] @ W), else loops over
 // batch matrices: in parallel across batches when each GEMM is small (OpenBLAS runs one thread
-// inside an OpenMP region), serially with BLAS's own threads when each GEMM is large.
+// inside an OpenMP region), serially with BLAS's own threads when each GEMM is large. A small GEMM
+// that is not batched runs on the calling thread (SerialBlas).
 #include "core/cpu/matmul.h"
+
+#include <omp.h>
 
 #include <algorithm>
 #include <climits>
@@ -17,11 +20,31 @@
 namespace moh::cpu {
 namespace {
 
-// M*N*K below which batches run in parallel: OpenBLAS runs such GEMMs on one thread anyway
-// (its SMP threshold), and inside an OpenMP region it never starts threads of its own.
-constexpr int64_t kSmallGemm = int64_t(1) << 18;
-// ...provided the whole batch is worth waking a thread team for.
+// M*N*K below which one GEMM runs on one thread: the batches of a batched product then run in
+// parallel (inside an OpenMP region OpenBLAS never starts threads of its own), a single product on
+// the calling thread. OpenBLAS itself splits anything above 2^18 across every thread, but waking
+// and syncing the team costs more than it saves on such small products: a skinny gate projection
+// ([2048, 128] @ [128, 2] and its weight gradient) ran 5x slower on 2 threads than on one.
+constexpr int64_t kSerialGemm = int64_t(1) << 21;
+// Batches run in parallel only when the whole batch is worth waking a thread team for.
 constexpr int64_t kMinParallelWork = int64_t(1) << 16;
+
+// Runs the BLAS calls in its scope on the calling thread when `serial`: an OpenMP OpenBLAS takes
+// its thread count from omp_get_max_threads() at each call made outside a parallel region.
+class SerialBlas {
+ public:
+  explicit SerialBlas(bool serial) : threads_(serial && !omp_in_parallel() ? omp_get_max_threads() : 1) {
+    if (threads_ > 1) omp_set_num_threads(1);
+  }
+  ~SerialBlas() {
+    if (threads_ > 1) omp_set_num_threads(threads_);
+  }
+  SerialBlas(const SerialBlas&) = delete;
+  SerialBlas& operator=(const SerialBlas&) = delete;
+
+ private:
+  int threads_;
+};
 
 // How BLAS reads one operand's trailing [rows, cols] matrix (ok = false: it must be copied first).
 struct MatLayout {
@@ -107,12 +130,15 @@ void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in, bool accu
     T* pc = out.data<T>();
     const T beta = accumulate ? T(1) : T(0);
     if (fold) {
+      SerialBlas serial(batch * m * n * k < kSerialGemm);
       gemm(la.operand, lb.operand, batch * m, n, k, T(1), pa, pb, beta, pc, n);
       return;
     }
     const std::vector<int64_t> oa = batch_offsets(a, batch), ob = batch_offsets(b, batch);
-#pragma omp parallel for schedule(static) \
-    if (batch > 1 && m * n * k < kSmallGemm && batch * m * n * k >= kMinParallelWork)
+    const bool small = m * n * k < kSerialGemm;
+    const bool parallel_batches = small && batch > 1 && batch * m * n * k >= kMinParallelWork;
+    SerialBlas serial(small && !parallel_batches);
+#pragma omp parallel for schedule(static) if (parallel_batches)
     for (int64_t i = 0; i < batch; ++i)
       gemm(la.operand, lb.operand, m, n, k, T(1), pa + oa[size_t(i)], pb + ob[size_t(i)], beta,
            pc + i * m * n, n);

@@ -1,6 +1,6 @@
 // matmul/bmm/addmm against a naive double triple loop: contiguous, transposed, padded (sliced) and
-// strided operands, broadcast and folded batches, broadcast biases, float64, empty and K = 0 edges,
-// and every error.
+// strided operands, broadcast and folded batches, small (serial) and large (BLAS-threaded) products,
+// broadcast biases, float64, empty and K = 0 edges, and every error.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -56,6 +56,15 @@ TEST(Matmul, ContiguousShapes) {
   expect_matmul(rand_t({6, 9}, 5), rand_t({9, 1}, 6));  // N = 1
   expect_matmul(rand_t({6, 1}, 7), rand_t({1, 8}, 8));  // K = 1 (outer product)
   expect_matmul(rand_t({65, 130}, 9), rand_t({130, 33}, 10));
+}
+
+TEST(Matmul, SmallProductsRunSeriallyAndRestoreTheThreadCount) {
+  const int threads = num_threads();
+  expect_matmul(rand_t({40, 30}, 110), rand_t({30, 20}, 111));                 // below the serial limit
+  EXPECT_EQ(num_threads(), threads);
+  expect_matmul(rand_t({300, 200}, 112), rand_t({50, 200}, 113).t(), 1e-4);   // above: BLAS threads
+  expect_matmul(rand_t({2, 150, 100}, 114), rand_t({2, 100, 160}, 115), 1e-4);  // batched, each above
+  EXPECT_EQ(num_threads(), threads);
 }
 
 TEST(Matmul, TransposedViewsNeedNoCopy) {
