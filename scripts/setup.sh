@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs every Debian package that moh's build, tests and default run need. Idempotent: when all
 # packages are present it only checks and returns. `--reference` also installs python3-torch and
-# numpy, needed only to regenerate the golden fixtures in tests/reference/ (they are committed).
+# numpy, needed only to regenerate the golden fixtures in tests/reference/ (they are committed) and for
+# scripts/bench_vs_torch.sh; `--plot` adds python3-matplotlib for scripts/reproduce_vit.sh.
 # The CUDA toolkit is optional and not a Debian package here: /usr/local/cuda/bin/nvcc is used when present.
 set -euo pipefail
 
@@ -17,9 +18,12 @@ packages=(
   openmpi-bin libopenmpi-dev  # MPI: multi-process data-parallel training (core/dist, scripts/launch.sh, mpirun tests)
   dataset-fashion-mnist       # Fashion-MNIST IDX files in /usr/share/datasets/fashion-mnist (ViT runs)
 )
-if [[ "${1:-}" == "--reference" ]]; then
-  packages+=(python3-torch python3-numpy)
-fi
+case "${1:-}" in
+  --reference) packages+=(python3-torch python3-numpy) ;;  # regenerate fixtures, bench_vs_torch.sh
+  --plot) packages+=(python3-matplotlib) ;;                # reproduce_vit.sh's accuracy plot
+  "") ;;
+  *) echo "setup.sh: unknown option '$1' (use --reference or --plot)" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do

@@ -4,10 +4,13 @@
 // runs MoHAttention (--shared heads always on, top --topk of the rest routed, sparse execution; the
 // defaults are those of configs/vit/fmnist_moh.yaml) and the step adds 0.01 * the mean balance loss,
 // as the trainer does.
+// --shared/--topk take one value for every block or a comma list with one per block (8,2,2,2,2,2).
+// --attention-share also times every block's attention alone (forward + backward on [batch, tokens, dim]
+// inputs, summed over blocks) and reports its share of the median training step.
 // The last line is one JSON object: "config" (the model shape, read from vit_preset so scripts
 // never copy it), "step_ms" and the medians; --config-only prints just that object (no training).
 // Usage: moh_bench_vit_train [--preset tiny] [--steps 30] [--warmup 5] [--batch 128] [--threads T]
-//                            [--moh] [--shared 2] [--topk 4] [--dense] [--config-only]
+//                            [--moh] [--shared 2] [--topk 4] [--dense] [--attention-share] [--config-only]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -35,9 +38,27 @@ constexpr double kBalanceWeight = 0.01;  // the trainer's default moh.balance_lo
 struct Args {
   std::string preset = "tiny";
   int64_t steps = 30, warmup = 5, batch = 128, threads = 0;  // threads 0: OMP_NUM_THREADS / default
-  bool moh = false, dense = false, config_only = false;
-  int64_t shared = 2, topk = 4;
+  bool moh = false, dense = false, config_only = false, attention_share = false;
+  std::vector<int64_t> shared{2}, topk{4};
 };
+
+// "2" or "8,2,2": non-negative integers separated by commas.
+std::vector<int64_t> int_list(const std::string& flag, const std::string& text) {
+  std::vector<int64_t> out;
+  size_t at = 0;
+  while (at <= text.size()) {
+    const size_t comma = std::min(text.find(',', at), text.size());
+    const int64_t v = std::stoll(text.substr(at, comma - at));
+    MOH_CHECK(v >= 0, "moh_bench_vit_train: ", flag, " values must be >= 0, got ", v);
+    out.push_back(v);
+    at = comma + 1;
+  }
+  return out;
+}
+
+nlohmann::json list_json(const std::vector<int64_t>& v) {
+  return v.size() == 1 ? nlohmann::json(v[0]) : nlohmann::json(v);
+}
 
 Args parse(int argc, char** argv) {
   Args a;
@@ -58,8 +79,9 @@ Args parse(int argc, char** argv) {
     else if (arg == "--batch") a.batch = positive();
     else if (arg == "--threads") a.threads = positive();
     else if (arg == "--moh") a.moh = true;
-    else if (arg == "--shared") a.shared = std::stoll(value());
-    else if (arg == "--topk") a.topk = std::stoll(value());
+    else if (arg == "--shared") a.shared = int_list(arg, value());
+    else if (arg == "--topk") a.topk = int_list(arg, value());
+    else if (arg == "--attention-share") a.attention_share = true;
     else if (arg == "--dense") a.dense = true;
     else if (arg == "--config-only") a.config_only = true;
     else MOH_FAIL("moh_bench_vit_train: unknown argument '", arg, "' (usage: bench/vit_train/main.cpp)");
@@ -73,8 +95,8 @@ VitOptions model_options(const Args& a) {
   o.drop_path = 0.0;
   o.pos_embed = VitOptions::PosEmbed::Learned;
   if (a.moh) {
-    o.shared_heads = {a.shared};
-    o.routed_topk = {a.topk};
+    o.shared_heads = a.shared;
+    o.routed_topk = a.topk;
     o.moh_execution = a.dense ? MoHExecution::Dense : MoHExecution::Sparse;
   }
   return o;
@@ -87,7 +109,8 @@ nlohmann::json config_json(const Args& a, const VitOptions& o) {
           {"qkv_bias", o.qkv_bias}, {"class_token", o.class_token}, {"layer_norm_eps", 1e-6},
           {"batch", a.batch},
           {"attention", a.moh ? (a.dense ? "moh_dense" : "moh_sparse") : "mha"},
-          {"shared_heads", a.moh ? a.shared : o.heads}, {"routed_topk", a.moh ? a.topk : 0},
+          {"shared_heads", a.moh ? list_json(a.shared) : nlohmann::json(o.heads)},
+          {"routed_topk", a.moh ? list_json(a.topk) : nlohmann::json(0)},
           {"lr", AdamWOptions{}.lr}, {"weight_decay", AdamWOptions{}.weight_decay}};
 }
 
@@ -145,6 +168,30 @@ Timings train(VisionTransformer& model, const Args& args, const Tensor& images, 
   return t;
 }
 
+// Wall time (ms) per repetition of every block's attention alone, forward and backward, on the inputs
+// it sees in the model: the attention part of one training step.
+std::vector<double> time_attention(const VisionTransformer& model, const Args& args, Generator& gen) {
+  using Clock = std::chrono::steady_clock;
+  const int64_t tokens = model.num_tokens(), dim = model.options().dim;
+  const Tensor x0 = normal({args.batch, tokens, dim}, 0, 1, gen), g = normal({args.batch, tokens, dim}, 0, 1, gen);
+  const NamedParameters params = model.named_parameters();
+  std::vector<double> ms;
+  for (int64_t s = 0; s < args.warmup + args.steps; ++s) {
+    const auto start = Clock::now();
+    for (const auto& block : model.blocks) {
+      ag::Variable x(x0, true);
+      AttentionOutput a = block->attn->forward(x);
+      ag::Variable loss = ag::sum(ag::mul(a.out, ag::Variable(g)));
+      if (a.balance_loss.defined()) loss = ag::add(loss, ag::mul(a.balance_loss, kBalanceWeight));
+      ag::backward(loss);
+    }
+    const auto end = Clock::now();
+    for (auto [name, p] : params) p.zero_grad();  // handles share the leaf
+    if (s >= args.warmup) ms.push_back(ms_between(start, end));
+  }
+  return ms;
+}
+
 }  // namespace
 }  // namespace moh
 
@@ -181,6 +228,13 @@ int main(int argc, char** argv) {
                       {"min_ms", best}, {"forward_ms", fwd}, {"backward_ms", bwd}, {"optimizer_ms", opt},
                       {"cpu_ms", cpu}, {"images_per_s", images_per_s}, {"loss_first", t.loss_first},
                       {"loss_last", t.loss_last}, {"blas_core", std::string(openblas_get_corename())}};
+    if (args.attention_share) {
+      const double attention = median(time_attention(model, args, gen));
+      js["attention_ms"] = attention;
+      js["attention_share"] = attention / step;
+      std::printf("attention (every block, forward + backward) %.2f ms = %.1f%% of the step\n", attention,
+                  100 * attention / step);
+    }
     std::printf("%s\n", js.dump().c_str());
     return 0;
   } catch (const Error& e) {
