@@ -11,34 +11,20 @@
 #include <random>
 
 #include "data/image_decode.h"
+#include "tests/data/image_test_util.h"
 #include "tests/test_util.h"
 
 namespace moh {
 namespace {
 
-Image random_image(int64_t h, int64_t w, int64_t c, uint32_t seed) {
-  Image img;
-  img.height = h;
-  img.width = w;
-  img.channels = c;
-  std::mt19937 rng(seed);
-  img.pixels.resize(size_t(h * w * c));
-  for (auto& p : img.pixels) p = uint8_t(rng());
-  return img;
-}
+using test::make_image;
+using test::random_image;
 
 // Smooth content (gradients and a low-frequency wave) that JPEG keeps well.
 Image smooth_image(int64_t h, int64_t w, int64_t c) {
-  Image img;
-  img.height = h;
-  img.width = w;
-  img.channels = c;
-  for (int64_t y = 0; y < h; ++y)
-    for (int64_t x = 0; x < w; ++x)
-      for (int64_t k = 0; k < c; ++k)
-        img.pixels.push_back(uint8_t(std::lround(127.5 + 60.0 * std::sin(0.15 * double(x) + 0.9 * double(k)) +
-                                                 50.0 * std::cos(0.11 * double(y)))));
-  return img;
+  return make_image(h, w, c, [](int64_t y, int64_t x, int64_t k) {
+    return uint8_t(std::lround(127.5 + 60.0 * std::sin(0.15 * double(x) + 0.9 * double(k)) + 50.0 * std::cos(0.11 * double(y))));
+  });
 }
 
 uint8_t luma_ref(double r, double g, double b) {

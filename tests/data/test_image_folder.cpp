@@ -9,13 +9,13 @@
 #include <cstdio>
 #include <filesystem>
 #include <mutex>
-#include <random>
 #include <set>
 
 #include "data/epoch_sampler.h"
 #include "data/fashion_mnist.h"
 #include "data/image_decode.h"
 #include "data/image_folder.h"
+#include "tests/data/image_test_util.h"
 #include "tests/test_util.h"
 
 namespace moh {
@@ -23,27 +23,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-Image make_image(int64_t h, int64_t w, int64_t c,
-                 const std::function<uint8_t(int64_t, int64_t, int64_t)>& fn) {
-  Image img;
-  img.height = h;
-  img.width = w;
-  img.channels = c;
-  for (int64_t y = 0; y < h; ++y)
-    for (int64_t x = 0; x < w; ++x)
-      for (int64_t k = 0; k < c; ++k) img.pixels.push_back(fn(y, x, k));
-  return img;
-}
-
 // A flat colour whose first channel encodes `id` (any crop, flip or resize keeps it).
 Image solid(int64_t id) {
-  return make_image(6, 5, 3,
+  return test::make_image(6, 5, 3,
                     [id](int64_t, int64_t, int64_t k) { return uint8_t(k == 0 ? 10 + 20 * id : 90); });
-}
-
-Image noise(int64_t h, int64_t w, uint32_t seed) {
-  std::mt19937 rng(seed);
-  return make_image(h, w, 3, [&](int64_t, int64_t, int64_t) { return uint8_t(rng()); });
 }
 
 class ImageFolder : public test::TempDirTest {
@@ -75,7 +58,7 @@ class ImageFolder : public test::TempDirTest {
       for (int64_t i = 0; i < per_class; ++i) {
         const uint32_t seed = uint32_t(label * 100 + i);
         add("train/class" + std::to_string(label) + "/" + std::to_string(i) + (i % 3 ? ".png" : ".jpg"),
-            noise(9 + seed % 17, 7 + seed % 23, seed));
+            test::random_image(9 + seed % 17, 7 + seed % 23, 3, seed));
       }
   }
   ImageFolderOptions options(bool train) {
@@ -358,7 +341,7 @@ TEST_F(ImageFolder, DestructorJoinsMidEpoch) {
 
 TEST_F(ImageFolder, JpegReductionIsCloseToAFullDecode) {
   // A smooth 256x192 photo-sized JPEG evaluated at 16x16: decoded at 1/8 size with reduction.
-  add("train/a/big.jpg", make_image(256, 192, 3, [](int64_t y, int64_t x, int64_t k) {
+  add("train/a/big.jpg", test::make_image(256, 192, 3, [](int64_t y, int64_t x, int64_t k) {
         return uint8_t(128 + 80 * std::sin(0.02 * double(x) + double(k)) * std::cos(0.015 * double(y)));
       }));
   add("val/a/big.jpg", solid(0));

@@ -5,25 +5,16 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 #include <set>
 
 #include "data/image_transforms.h"
+#include "tests/data/image_test_util.h"
 #include "tests/test_util.h"
 
 namespace moh {
 namespace {
 
-Image random_image(int64_t h, int64_t w, int64_t c, uint32_t seed) {
-  Image img;
-  img.height = h;
-  img.width = w;
-  img.channels = c;
-  std::mt19937 rng(seed);
-  img.pixels.resize(size_t(h * w * c));
-  for (auto& p : img.pixels) p = uint8_t(rng());
-  return img;
-}
+using test::random_image;
 
 // torch.nn.functional.interpolate(bilinear, align_corners=False, antialias=False) source taps of output o.
 void taps(int64_t o, int64_t in, int64_t out, int64_t& i0, int64_t& i1, double& l) {
