@@ -203,7 +203,7 @@ class VitTask final : public Task {
       const Tensor logits = model_->forward(ag::Variable(batch.images)).logits.data();
       const int64_t b = batch.labels.shape()[0];
       loss_sum += cross_entropy(logits, batch.labels, 0.0, -100, Reduction::Sum).loss.item<double>();
-      const auto best = topk_op(logits, k).to_vector<int64_t>();
+      const auto best = topk(logits, k).indices.to_vector<int64_t>();
       const auto truth = batch.labels.to_vector<int64_t>();
       for (int64_t i = 0; i < b; ++i) {
         top1 += best[size_t(i * k)] == truth[size_t(i)];
@@ -232,8 +232,6 @@ class VitTask final : public Task {
   }
 
  private:
-  static Tensor topk_op(const Tensor& logits, int64_t k) { return topk(logits, k).indices; }
-
   // Writes logits [N, C] and labels [N] (+ class names as an attribute) atomically: tmp file, rename.
   void write_predictions(const Tensor& logits, const Tensor& labels) const {
     const std::string tmp = predictions_ + ".tmp";

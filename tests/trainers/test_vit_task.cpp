@@ -6,9 +6,13 @@
 #include <filesystem>
 #include <fstream>
 
+#include <unistd.h>
+
 #include "core/io/hdf5_file.h"
 #include "core/ops.h"
+#include "data/image_decode.h"
 #include "data/fashion_mnist.h"
+#include "tests/data/image_test_util.h"
 #include "tests/test_util.h"
 #include "trainers/checkpoint.h"
 #include "trainers/trainer.h"
@@ -97,6 +101,50 @@ TEST_F(VitTask, EvaluationWritesPredictionsThatMatchItsAccuracy) {
   EXPECT_NEAR(metrics.at("loss"), cross_entropy(logits, labels).loss.item<double>(), 1e-5);
   EXPECT_NE(f.attr_string("/", "class_names").find("Ankle boot"), std::string::npos);
   EXPECT_FALSE(fs::exists(path("pred.h5.tmp")));
+}
+
+// An image folder of PNG files (2 classes told apart by brightness): training runs through the threaded
+// loader, evaluation reads val/, and the position resumes.
+TEST(VitTaskImageFolder, TrainsAndEvaluatesFromAFolderOfImages) {
+  const fs::path root = fs::temp_directory_path() / ("moh_vit_folder_" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  for (const char* split : {"train", "val"})
+    for (int c = 0; c < 2; ++c) {
+      fs::create_directories(root / split / ("class" + std::to_string(c)));
+      for (int i = 0; i < 6; ++i)
+        write_file_bytes((root / split / ("class" + std::to_string(c)) / (std::to_string(i) + ".png")).string(),
+                         encode_png(test::make_image(20 + i, 18, 3, [&](int64_t y, int64_t x, int64_t k) {
+                           return uint8_t(c == 0 ? 30 + (x + y + k) % 20 : 200 + (x * y + k) % 40);
+                         })));
+    }
+  const fs::path cfg_file = root / "cfg.yaml";
+  std::ofstream(cfg_file) << "task: vit\n"
+                             "run: {name: folder, dir: " << (root / "runs").string() << "}\n"
+                             "train: {steps: 24, batch_size: 4, log_every: 4}\n"
+                             "eval: {every: 0, batch_size: 5}\n"
+                             "checkpoint: {every: 12}\n"
+                             "optim: {lr: 0.003}\n"
+                             "data: {name: image_folder, root: " << root.string() << ", image_size: 16, workers: 2}\n"
+                             "model: {patch_size: 8, dim: 16, depth: 1, heads: 2}\n";
+  Config cfg = Config::load(cfg_file.string(), training_schema("vit"), {});
+  auto task = task_family("vit").create(cfg);
+  EXPECT_EQ(task->samples_per_epoch(), 12);
+  const TrainResult r = Trainer(cfg, *task).run();
+  EXPECT_EQ(r.eval.at("samples"), 12);
+  EXPECT_EQ(r.eval.count("top5"), 0u);  // 2 classes: top-2 is the widest
+  EXPECT_GT(r.eval.at("top1"), 0.7);    // brightness separates the classes
+  // 24 steps x 4 samples = 8 whole epochs of 12 images: the position is the end of epoch 7.
+  EXPECT_EQ(task->data_state().at("epoch"), 7);
+  EXPECT_EQ(task->data_state().at("index"), 12);
+
+  Config resume_cfg = Config::load(cfg_file.string(), training_schema("vit"),
+                                   {"train.resume=" + (root / "runs/folder/checkpoints/step_00000012.h5").string(),
+                                    "run.name=resumed"});
+  auto resumed = task_family("vit").create(resume_cfg);
+  Trainer(resume_cfg, *resumed).run();
+  StateDict a = task->model().state_dict(), b = resumed->model().state_dict();
+  for (auto& [name, t] : a) test::expect_same_bytes(b.at(name), t, name);
+  fs::remove_all(root);
 }
 
 TEST_F(VitTask, RejectsModelsTheConfigCannotBuild) {
