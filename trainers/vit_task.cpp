@@ -203,7 +203,7 @@ class VitTask final : public Task {
       const Tensor logits = model_->forward(ag::Variable(batch.images)).logits.data();
       const int64_t b = batch.labels.shape()[0];
       loss_sum += cross_entropy(logits, batch.labels, 0.0, -100, Reduction::Sum).loss.item<double>();
-      const auto best = topk(logits, k).indices.to_vector<int64_t>();
+      const auto best = moh::topk(logits, k).indices.to_vector<int64_t>();
       const auto truth = batch.labels.to_vector<int64_t>();
       for (int64_t i = 0; i < b; ++i) {
         top1 += best[size_t(i * k)] == truth[size_t(i)];
