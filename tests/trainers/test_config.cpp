@@ -12,6 +12,7 @@
 
 #include "tests/test_util.h"
 #include "trainers/config.h"
+#include "trainers/task.h"
 
 namespace moh {
 namespace {
@@ -417,6 +418,28 @@ TEST(ConfigDocs, CommonSchemaMarkdownIsCurrent) {
   EXPECT_EQ(actual.str(), expected) << doc.string()
                                     << " is stale: regenerate it with\n  MOH_UPDATE_DOCS=1 build/moh_tests "
                                        "--gtest_filter='ConfigDocs.*'";
+}
+
+// docs/config_<family>.md: the keys each task family adds (model.*, data.*, ...), one file per family.
+TEST(ConfigDocs, FamilySchemaMarkdownIsCurrent) {
+  const fs::path docs = fs::path(__FILE__).parent_path().parent_path().parent_path() / "docs";
+  for (const TaskFamily& family : task_families()) {
+    const fs::path doc = docs / ("config_" + family.name + ".md");
+    // The generic page, titled and attributed to this family's schema.
+    std::string expected = config::schema_markdown(family.schema());
+    for (auto [from, to] : {std::pair<std::string, std::string>{"# Run config keys", "# Run config keys of the `" + family.name + "` task"},
+                            {"schema_markdown(common_schema()) (trainers/config_common.cpp)",
+                             "schema_markdown(task_family(\"" + family.name + "\").schema())"}})
+      if (const size_t at = expected.find(from); at != std::string::npos) expected.replace(at, from.size(), to);
+    if (const char* update = std::getenv("MOH_UPDATE_DOCS"); update && std::string(update) == "1")
+      std::ofstream(doc) << expected;
+    std::ifstream in(doc);
+    std::stringstream actual;
+    actual << in.rdbuf();
+    EXPECT_EQ(actual.str(), expected) << doc.string()
+                                      << " is stale: regenerate it with\n  MOH_UPDATE_DOCS=1 build/moh_tests "
+                                         "--gtest_filter='ConfigDocs.*'";
+  }
 }
 
 TEST(ConfigDocs, MarkdownHasARowPerKey) {
