@@ -130,7 +130,9 @@ std::string allowed_text(const Key& key);
 // A value as YAML flow text that reads back to the same value: 3e-04, 1.0, [0, 2, 2, 4], "a b", ...
 std::string format_value(const Value& value);
 // docs/config.md: a table per section with type, default, allowed values and doc of every key.
-std::string schema_markdown(const Schema& schema);
+// `title` heads the page; `source` is the call that generated it, named in the generated-file comment.
+std::string schema_markdown(const Schema& schema, const std::string& title = "Run config keys",
+                            const std::string& source = "schema_markdown(common_schema()) (trainers/config_common.cpp)");
 
 }  // namespace config
 }  // namespace moh
