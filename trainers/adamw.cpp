@@ -29,7 +29,7 @@ AdamW::AdamW(const NamedParameters& params, const AdamWOptions& options)
             "AdamW: weight_decay must be finite and >= 0, got ", options.weight_decay);
 }
 
-void AdamW::update(Param& p, const Tensor& grad) {
+void AdamW::update(Param& p, const Tensor& value, const Tensor& grad) {
   const double t = double(p.steps), wd = p.decay ? options_.weight_decay : 0.0;
   dispatch_floating(grad.dtype(), "AdamW", [&]<class T>() {
     const AdamWCoefficients<T> c{T(1 - lr() * wd),
@@ -40,7 +40,7 @@ void AdamW::update(Param& p, const Tensor& grad) {
                                  T(lr() / (1 - std::pow(options_.beta1, t))),
                                  T(std::sqrt(1 - std::pow(options_.beta2, t))),
                                  T(options_.eps)};
-    adamw_loop(p.var.data().data<T>(), p.state[0].data<T>(), p.state[1].data<T>(), grad.data<T>(),
+    adamw_loop(value.data<T>(), p.state[0].data<T>(), p.state[1].data<T>(), grad.data<T>(),
                grad.numel(), c);
   });
 }

@@ -51,7 +51,7 @@ class AdamW : public Optimizer {
   const AdamWOptions& options() const { return options_; }
 
  protected:
-  void update(Param& p, const Tensor& grad) override;
+  void update(Param& p, const Tensor& value, const Tensor& grad) override;
 
  private:
   AdamWOptions options_;

@@ -80,22 +80,24 @@ GradNorm norm_of(const std::vector<std::pair<std::string, ag::Variable>>& params
 GradNorm grad_norm(const NamedParameters& params) { return norm_of(with_grads(params)); }
 
 GradNorm clip_grad_norm(const NamedParameters& params, double max_norm) {
+  return clip_to_norm(params, grad_norm(params), max_norm);
+}
+
+GradNorm clip_to_norm(const NamedParameters& params, GradNorm norm, double max_norm) {
   MOH_CHECK(std::isfinite(max_norm) && max_norm > 0, "clip_grad_norm: max_norm must be finite and > 0, got ",
             max_norm);
-  const auto list = with_grads(params);
-  GradNorm out = norm_of(list);
-  const double coef = max_norm / (out.norm + 1e-6);
-  if (!out.finite() || !(coef < 1)) return out;
-  out.scale = coef;
-  for (const auto& [name, var] : list) {
+  const double coef = max_norm / (norm.norm + 1e-6);
+  if (!norm.finite() || !(coef < 1)) return norm;
+  norm.scale = coef;
+  for (const auto& [name, var] : with_grads(params)) {
     Tensor g = var.grad();
     if (g.is_contiguous()) {
-      mul_(g, out.scale);
+      mul_(g, norm.scale);
     } else {
-      ag::Variable(var).set_grad(mul(g, out.scale));
+      ag::Variable(var).set_grad(mul(g, norm.scale));
     }
   }
-  return out;
+  return norm;
 }
 
 }  // namespace moh

@@ -26,4 +26,8 @@ GradNorm grad_norm(const NamedParameters& params);
 // place by c (PyTorch's rule). Throws unless max_norm > 0 and finite.
 GradNorm clip_grad_norm(const NamedParameters& params, double max_norm);
 
+// The clipping step alone, for a norm computed elsewhere (a norm reduced over ranks): applies
+// PyTorch's rule above to `norm` and returns it with the scale it used.
+GradNorm clip_to_norm(const NamedParameters& params, GradNorm norm, double max_norm);
+
 }  // namespace moh

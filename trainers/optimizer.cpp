@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <set>
+#include <tuple>
 
 #include "core/factory.h"
 
@@ -32,6 +33,9 @@ bool matches_entry(const std::string& name, const std::string& entry) {
 
 std::string step_key(const std::string& name) { return name + "/step"; }
 
+// The elements of a parameter-shaped contiguous tensor that `p` updates, as a flat view.
+Tensor owned(const Optimizer::Param& p, const Tensor& full) { return full.view({full.numel()}).narrow(0, p.offset, p.count); }
+
 }  // namespace
 
 bool decay_exempt(const std::string& name, const ag::Variable& param, const std::vector<std::string>& extra) {
@@ -59,7 +63,7 @@ Optimizer::Optimizer(const char* what, const NamedParameters& params, double lr,
     MOH_CHECK(data.dtype() == DType::Float32 || data.dtype() == DType::Float64, what_, ": parameter ",
               var.describe(), " ('", name, "') must be float32 or float64");
     MOH_CHECK(data.is_contiguous(), what_, ": parameter '", name, "' is not contiguous");
-    Param p{name, var, !decay_exempt(name, var, no_decay), 0, {}};
+    Param p{name, var, !decay_exempt(name, var, no_decay), 0, {}, 0, var.numel()};
     const DType state_dtype = data.dtype() == DType::Float64 ? DType::Float64 : DType::Float32;
     for (size_t i = 0; i < state_names_.size(); ++i) p.state.push_back(zeros(data.shape(), state_dtype, data.device()));
     params_.push_back(std::move(p));
@@ -82,9 +86,34 @@ void Optimizer::step() {
     Tensor grad = p.var.grad();
     if (!grad.defined()) continue;
     ++p.steps;
-    update(p, grad.contiguous());
+    if (p.count == 0) continue;
+    update(p, owned(p, p.var.data()), owned(p, grad.contiguous()));
   }
   ++step_count_;
+}
+
+void Optimizer::shard(const std::vector<std::pair<int64_t, int64_t>>& ranges) {
+  MOH_CHECK(ranges.size() == params_.size(), what_, "::shard: ", ranges.size(), " ranges for ", params_.size(),
+            " parameters");
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    const auto [offset, count] = ranges[i];
+    MOH_CHECK(offset >= 0 && count >= 0 && offset + count <= params_[i].var.numel(), what_, "::shard: range [",
+              offset, ", ", offset + count, ") is outside parameter '", params_[i].name, "' of ",
+              params_[i].var.numel(), " elements");
+  }
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    Param& p = params_[i];
+    std::tie(p.offset, p.count) = ranges[i];
+    for (Tensor& t : p.state) t = zeros({p.count}, t.dtype(), t.device());
+  }
+  sharded_ = true;
+}
+
+int64_t Optimizer::state_bytes() const {
+  int64_t bytes = 0;
+  for (const auto& p : params_)
+    for (const Tensor& t : p.state) bytes += int64_t(t.nbytes());
+  return bytes;
 }
 
 void Optimizer::zero_grad() {
@@ -122,8 +151,8 @@ void Optimizer::load_state_dict(const std::map<std::string, Tensor>& state) {
     for (size_t i = 0; i < state_names_.size(); ++i) {
       const std::string key = p.name + "/" + state_names_[i];
       const Tensor& t = find(key);
-      MOH_CHECK(t.shape() == p.state[i].shape(), what_, "::load_state_dict: entry '", key, "' is ", describe(t),
-                ", expected shape ", shape_str(p.state[i].shape()));
+      MOH_CHECK(t.shape() == p.var.shape(), what_, "::load_state_dict: entry '", key, "' is ", describe(t),
+                ", expected shape ", shape_str(p.var.shape()));
       expected.insert(key);
     }
     count(step_key(p.name));
@@ -133,7 +162,10 @@ void Optimizer::load_state_dict(const std::map<std::string, Tensor>& state) {
   for (const auto& [key, _] : state)
     MOH_CHECK(expected.count(key), what_, "::load_state_dict: unexpected entry '", key, "'");
   for (auto& p : params_) {
-    for (size_t i = 0; i < state_names_.size(); ++i) p.state[i].copy_(state.at(p.name + "/" + state_names_[i]));
+    for (size_t i = 0; i < state_names_.size(); ++i) {
+      const Tensor& full = state.at(p.name + "/" + state_names_[i]);
+      p.state[i].copy_(sharded_ ? owned(p, full.contiguous()) : full);
+    }
     p.steps = count(step_key(p.name));
   }
   step_count_ = total;

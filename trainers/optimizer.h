@@ -7,6 +7,8 @@
 // "<param>/step" and the optimizer's "step", ready for /optimizer/<param>/... in a checkpoint.
 // Gradient accumulation: backward adds into .grad until zero_grad(); step() divides by nothing, so
 // the trainer scales each micro-batch loss by 1 / accumulation_steps.
+// Sharding (ZeRO-1, set up by DataParallel): after shard(), the optimizer updates, and keeps state
+// for, one element range of each flattened parameter only; its state tensors are then flat [count].
 #pragma once
 
 #include <cstdint>
@@ -37,6 +39,9 @@ class Optimizer {
     bool decay = true;          // false: in the no-decay group
     int64_t steps = 0;          // updates this parameter has received
     std::vector<Tensor> state;  // one tensor per state_names() entry, shaped like the parameter
+                                // (flat [count] once sharded)
+    int64_t offset = 0;         // the elements [offset, offset + count) of the flattened parameter
+    int64_t count = 0;          // are updated here (all of them unless sharded; count 0 = none)
   };
 
   virtual ~Optimizer() = default;
@@ -56,11 +61,21 @@ class Optimizer {
   const std::vector<Param>& params() const { return params_; }
   const std::vector<std::string>& state_names() const { return state_names_; }
 
+  // ZeRO-1: from now on only elements [offset, offset + count) of each flattened parameter (one
+  // range per params() entry, in order) are updated, with state for just those (reset to zero;
+  // load a state_dict() after sharding). Every parameter still counts its steps.
+  void shard(const std::vector<std::pair<int64_t, int64_t>>& ranges);
+  bool sharded() const { return sharded_; }
+  // Bytes of state tensors this optimizer holds (on this rank, when sharded).
+  int64_t state_bytes() const;
+
   // The state by name: "<param>/<state>", "<param>/step" (int64 0-d) and "step" (int64 0-d, the
-  // step() count). State tensors alias the optimizer's memory: clone them to keep a snapshot.
+  // step() count). State tensors alias the optimizer's memory: clone them to keep a snapshot. When
+  // sharded, "<param>/<state>" holds this rank's range only (DataParallel gathers the whole).
   std::map<std::string, Tensor> state_dict() const;
-  // Copies a state_dict() in (dtype converted). Every entry must be present with the parameter's
-  // shape and no other entry may appear; a missing, unexpected or misshapen entry throws naming it.
+  // Copies a full state_dict() in (dtype converted; sharded: the owned range of each tensor). Every
+  // entry must be present with the parameter's shape and no other entry may appear; a missing,
+  // unexpected or misshapen entry throws naming it.
   void load_state_dict(const std::map<std::string, Tensor>& state);
 
  protected:
@@ -68,9 +83,10 @@ class Optimizer {
   // parameter or a non-float dtype.
   Optimizer(const char* what, const NamedParameters& params, double lr, const std::vector<std::string>& no_decay,
             std::vector<std::string> state_names);
-  // Updates one parameter given its gradient (contiguous, the parameter's shape and dtype); p.steps
-  // already counts this update (1 on the first).
-  virtual void update(Param& p, const Tensor& grad) = 0;
+  // Updates `value`, the owned elements of p (flat, contiguous, aliasing the parameter), given
+  // their gradient `grad` (same shape and dtype) and p.state; p.steps already counts this update
+  // (1 on the first).
+  virtual void update(Param& p, const Tensor& value, const Tensor& grad) = 0;
 
  private:
   const char* what_;
@@ -78,6 +94,7 @@ class Optimizer {
   std::vector<std::string> state_names_;
   double lr_ = 0;
   int64_t step_count_ = 0;
+  bool sharded_ = false;
 };
 
 }  // namespace moh

@@ -42,11 +42,11 @@ Sgd::Sgd(const NamedParameters& params, const SgdOptions& options)
             options.dampening);
 }
 
-void Sgd::update(Param& p, const Tensor& grad) {
+void Sgd::update(Param& p, const Tensor& value, const Tensor& grad) {
   const double wd = p.decay ? options_.weight_decay : 0.0;
   dispatch_floating(grad.dtype(), "SGD", [&]<class T>() {
     T* buf = p.state.empty() ? nullptr : p.state[0].data<T>();
-    sgd_loop(p.var.data().data<T>(), buf, grad.data<T>(), grad.numel(), T(lr()), T(wd), T(options_.momentum),
+    sgd_loop(value.data<T>(), buf, grad.data<T>(), grad.numel(), T(lr()), T(wd), T(options_.momentum),
              T(1 - options_.dampening), p.steps == 1, options_.nesterov);
   });
 }

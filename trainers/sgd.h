@@ -31,7 +31,7 @@ class Sgd : public Optimizer {
   const SgdOptions& options() const { return options_; }
 
  protected:
-  void update(Param& p, const Tensor& grad) override;
+  void update(Param& p, const Tensor& value, const Tensor& grad) override;
 
  private:
   SgdOptions options_;

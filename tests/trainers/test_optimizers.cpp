@@ -307,6 +307,69 @@ TEST(TrainerOptimizer, ResumedRunEqualsUninterruptedRunBitForBit) {
   });
 }
 
+// Two optimizers sharded over complementary element ranges (rank 0 the front of each parameter, rank
+// 1 the rest; fc1.bias wholly on rank 1), whose updates are exchanged after each step as
+// DataParallel's all-gather does, train exactly like one whole optimizer; a whole state_dict loads
+// into a shard as its range.
+template <class Make>
+void expect_shards_equal_whole(const Make& make) {
+  TinyMlp whole(3, 4, 2, DType::Float32, 1), shard0(3, 4, 2, DType::Float32, 1), shard1(3, 4, 2, DType::Float32, 1);
+  auto opt = make(whole);
+  auto opt0 = make(shard0), opt1 = make(shard1);
+  std::vector<std::pair<int64_t, int64_t>> ranges0, ranges1;
+  for (const Optimizer::Param& p : opt->params()) {
+    const int64_t n = p.var.numel(), front = p.name == "fc1.bias" ? 0 : n / 2 + 1;
+    ranges0.emplace_back(0, front);
+    ranges1.emplace_back(front, n - front);
+  }
+  opt0->shard(ranges0);
+  opt1->shard(ranges1);
+  EXPECT_TRUE(opt0->sharded());
+  EXPECT_EQ(opt0->state_bytes() + opt1->state_bytes(), opt->state_bytes());
+  auto exchange = [&] {
+    const auto p0 = opt0->params(), p1 = opt1->params();
+    for (size_t j = 0; j < p0.size(); ++j) {
+      Tensor a = p0[j].var.data().view({-1}), b = p1[j].var.data().view({-1});
+      a.narrow(0, ranges1[j].first, ranges1[j].second).copy_(b.narrow(0, ranges1[j].first, ranges1[j].second));
+      b.narrow(0, 0, ranges0[j].second).copy_(a.narrow(0, 0, ranges0[j].second));
+    }
+  };
+  for (int i = 0; i < 3; ++i) {
+    train(whole, *opt, 1);
+    train(shard0, *opt0, 1);
+    train(shard1, *opt1, 1);
+    exchange();
+  }
+  for (const auto& [k, v] : whole.state_dict()) {
+    expect_identical(shard0.state_dict().at(k), v, opt->type_name() + " " + k);
+    expect_identical(shard1.state_dict().at(k), v, opt->type_name() + " " + k);
+  }
+  const auto full = opt->state_dict(), part = opt1->state_dict();
+  opt0->load_state_dict(full);
+  EXPECT_EQ(opt0->step_count(), 3);
+  for (const std::string& state : opt->state_names())
+    for (size_t j = 0; j < ranges1.size(); ++j) {
+      const std::string key = opt->params()[j].name + "/" + state;
+      const auto [offset, count] = ranges1[j];
+      expect_identical(part.at(key), full.at(key).view({-1}).narrow(0, offset, count), "shard state " + key);
+      expect_identical(opt0->state_dict().at(key), full.at(key).view({-1}).narrow(0, 0, ranges0[j].second),
+                       "loaded shard " + key);
+    }
+}
+
+TEST(TrainerOptimizer, ShardedOptimizersTogetherEqualTheWholeOne) {
+  expect_shards_equal_whole([](TinyMlp& m) {
+    return std::make_unique<AdamW>(m.named_parameters(), AdamWOptions{.lr = 0.05, .weight_decay = 0.1});
+  });
+  expect_shards_equal_whole([](TinyMlp& m) {
+    return std::make_unique<Sgd>(m.named_parameters(), SgdOptions{.lr = 0.05, .momentum = 0.9, .weight_decay = 0.1});
+  });
+  TinyMlp model(3, 4, 2, DType::Float32, 1);
+  AdamW opt(model.named_parameters(), {});
+  expect_error([&] { opt.shard({{0, 1}}); }, "1 ranges for 4 parameters");
+  expect_error([&] { opt.shard({{0, 12}, {2, 3}, {0, 8}, {0, 2}}); }, "range [2, 5) is outside parameter 'fc1.bias'");
+}
+
 TEST(TrainerOptimizer, StateDictNamesAndDtypes) {
   TinyMlp model(3, 4, 2, DType::Float32, 1);
   AdamW opt(model.named_parameters(), {});
