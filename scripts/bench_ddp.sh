@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Data-parallel step time on CPU: the same ViT run (fixed GLOBAL batch) on 1 process and on 2
-# processes of `mpirun`, plus how much of the gradient all-reduce was hidden behind backward.
+# processes of `mpirun` (with whole and with ZeRO-1-sharded optimizer state), plus how much of the
+# gradient all-reduce (reduce-scatter when sharded) was hidden behind backward.
 # Usage: scripts/bench_ddp.sh [BUILD_DIR] [extra moh overrides]   (BUILD_DIR defaults to build)
 # Prints a markdown table: processes x threads, median step ms after warm-up, samples/s, speed-up
 # over one process, and the hidden fraction (1 - time the step waited / time collectives ran).
@@ -28,26 +29,29 @@ print(f'{statistics.median(r["step_ms"] for r in rows):.1f} {statistics.mean(r["
 PY
 }
 
-run() {  # NAME PROCS THREADS
-  local name=$1 np=$2 threads=$3
+run() {  # NAME PROCS THREADS SHARDED
+  local name=$1 np=$2 threads=$3 sharded=$4
+  local run_args=("${args[@]}" run.name="$name" threads="$threads" distributed.shard_optimizer="$sharded")
   if [[ $np == 1 ]]; then
-    OMP_NUM_THREADS=$threads "$moh" train "${args[@]}" run.name="$name" threads="$threads" >"$out/$name.txt" 2>&1
+    OMP_NUM_THREADS=$threads "$moh" train "${run_args[@]}" >"$out/$name.txt" 2>&1
   else
-    scripts/launch.sh -n "$np" -t "$threads" "${args[@]}" run.name="$name" threads="$threads" >"$out/$name.txt" 2>&1
+    scripts/launch.sh -n "$np" -t "$threads" "${run_args[@]}" >"$out/$name.txt" 2>&1
   fi
 }
 
-echo "| processes x threads | step ms (median) | samples/s | speed-up vs 1 x 1 | all-reduce hidden |"
-echo "| --- | --- | --- | --- | --- |"
+echo "| processes x threads | optimizer state | step ms (median) | samples/s | speed-up vs 1 x 1 | gradient sync hidden |"
+echo "| --- | --- | --- | --- | --- | --- |"
 base=""
-for spec in "1 1" "1 $cores" "2 1" "2 $((cores / 2 > 0 ? cores / 2 : 1))"; do
-  read -r np threads <<<"$spec"
-  name="np${np}_t${threads}"
+for spec in "1 1 false" "1 $cores false" "2 1 false" "2 1 true" "2 $((cores / 2 > 0 ? cores / 2 : 1)) false"; do
+  read -r np threads sharded <<<"$spec"
+  name="np${np}_t${threads}_${sharded}"
   [[ -e "$out/$name.txt" ]] && continue
-  run "$name" "$np" "$threads"
+  run "$name" "$np" "$threads" "$sharded"
   read -r ms rate < <(summarise "$out/$name")
   [[ -z $base ]] && base=$ms
   hidden=$(grep -o '([0-9]*% hidden)' "$out/$name/train.log" | tr -d '()' | sed 's/ hidden//' || true)
   speedup=$(python3 -c "print(f'{$base / $ms:.2f}x')")
-  echo "| $np x $threads | $ms | $rate | $speedup | ${hidden:--} |"
+  state=whole
+  [[ $sharded == true && $np -gt 1 ]] && state="sharded (ZeRO-1)"
+  echo "| $np x $threads | $state | $ms | $rate | $speedup | ${hidden:--} |"
 done

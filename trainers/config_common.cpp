@@ -96,6 +96,10 @@ Schema common_schema() {
                    "gradient bucket size in MiB: each bucket is all-reduced as soon as backward has produced it")
             .def(25)
             .min(1e-6));
+  s.add(Key::Bool("distributed.shard_optimizer",
+                  "ZeRO-1: each rank keeps and updates the optimizer state of 1/world of the parameters "
+                  "(gradients reduce-scattered, parameters all-gathered); checkpoints stay whole")
+            .def(false));
 
   s.add(Key::Enum("precision", {"fp32", "bf16", "fp16"},
                   "compute precision: fp32, or bf16/fp16 mixed precision with fp32 master weights")

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <exception>
 
 #include "autograd/autograd.h"
@@ -19,13 +20,23 @@ double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-// A flat buffer of consecutive gradients (one dtype) all-reduced as one collective.
+// A flat buffer of consecutive gradients (one dtype) all-reduced as one collective. Sharded, `flat`
+// is padded to world size x chunk elements and reduce-scattered into `shard`, this rank's chunk.
 struct Bucket {
   Tensor flat;
+  Tensor shard;                // sharded only: [chunk]
   std::vector<size_t> params;  // indices into State::params, in backward order
   int64_t ready = 0;           // params whose gradient is in `flat` this step
   dist::WorkPtr work;
 };
+
+// The part of a parameter a rank owns when sharded: its elements [offset, offset + count), which
+// sit at `in_shard` in the bucket's shard.
+struct OwnedRange {
+  int64_t offset = 0, count = 0, in_shard = 0;
+};
+
+Tensor flat_view(const Tensor& t) { return t.view({t.numel()}); }
 
 }  // namespace
 
@@ -37,6 +48,7 @@ struct DataParallel::State {
   std::vector<size_t> bucket_of;
   std::vector<int64_t> offset_of;
   std::vector<bool> ready;
+  std::vector<OwnedRange> owned;  // sharded only, per param
   std::vector<Bucket> buckets;
   size_t next_launch = 0;
   bool sync = false;
@@ -78,10 +90,30 @@ struct DataParallel::State {
         offset_of[i] = n;
         n += params[i].numel();
       }
-      b.flat = zeros({n}, params[group[0]].dtype(), params[group[0]].device());
+      const DType dtype = params[group[0]].dtype();
+      const Device device = params[group[0]].device();
+      if (opt.shard_optimizer) {
+        const int64_t world = comm.size(), chunk = (n + world - 1) / world, begin = chunk * comm.rank();
+        owned.resize(params.size());
+        for (size_t i : group) {
+          const int64_t lo = std::max(offset_of[i], begin), hi = std::min(offset_of[i] + params[i].numel(), begin + chunk);
+          if (hi > lo) owned[i] = {lo - offset_of[i], hi - lo, lo - begin};
+        }
+        b.shard = zeros({chunk}, dtype, device);
+        n = chunk * world;
+      }
+      b.flat = zeros({n}, dtype, device);
       b.params = group;
       buckets.push_back(std::move(b));
     }
+  }
+
+  // This rank's elements of params[i]'s tensor `full` (its shape), and their place in the shard.
+  Tensor owned_part(size_t i, const Tensor& full) const {
+    return flat_view(full).narrow(0, owned[i].offset, owned[i].count);
+  }
+  Tensor shard_part(size_t i) const {
+    return buckets[bucket_of[i]].shard.narrow(0, owned[i].in_shard, owned[i].count);
   }
 
   void copy_in(size_t i) {
@@ -107,8 +139,11 @@ struct DataParallel::State {
       if (!force && b.ready < int64_t(b.params.size())) return;
       for (size_t i : b.params)
         if (!ready[i]) copy_in(i);  // not reached by this backward: its accumulated gradient or zero
-      b.work = comm.all_reduce(dist::Buffer::of(b.flat, "gradient bucket"), dist::ReduceOp::Avg,
-                               "grad bucket " + std::to_string(next_launch));
+      const std::string label = "grad bucket " + std::to_string(next_launch);
+      b.work = opt.shard_optimizer
+                   ? comm.reduce_scatter(dist::Buffer::of(b.flat, "gradient bucket"),
+                                         dist::Buffer::of(b.shard, "gradient shard"), dist::ReduceOp::Avg, label)
+                   : comm.all_reduce(dist::Buffer::of(b.flat, "gradient bucket"), dist::ReduceOp::Avg, label);
       ++next_launch;
     }
   }
@@ -119,10 +154,18 @@ struct DataParallel::State {
     for (Bucket& b : buckets) b.work->wait();
     stats.wait_s += now_s() - start;
     for (size_t i = 0; i < params.size(); ++i) {
-      // Every rank ends with the same defined gradient, also where its backward reached nothing.
+      // Every rank ends with a defined gradient, also where its backward reached nothing: the
+      // average, or sharded the average on its own elements and zero elsewhere.
       Tensor g = params[i].grad();
-      if (g.defined()) g.copy_(slice(i));
-      else params[i].set_grad(slice(i).clone());
+      if (opt.shard_optimizer) {
+        if (!g.defined() || !g.is_contiguous()) params[i].set_grad(zeros(params[i].shape(), params[i].dtype(), params[i].device()));
+        else zero_(g);
+        if (owned[i].count > 0) owned_part(i, params[i].grad()).copy_(shard_part(i));
+      } else if (g.defined()) {
+        g.copy_(slice(i));
+      } else {
+        params[i].set_grad(slice(i).clone());
+      }
       ready[i] = false;
     }
     for (Bucket& b : buckets) {
@@ -133,6 +176,24 @@ struct DataParallel::State {
     sync = false;
     ++stats.steps;
     stats.buckets += int64_t(buckets.size());
+  }
+
+  // Sharded: every bucket's shards gathered over ranks into `flat`; `fill(i, part)` writes this
+  // rank's elements of params[i] into `part`, then `take(i, whole)` receives all of them.
+  template <class Fill, class Take>
+  void gather_buckets(const std::string& what, Fill fill, Take take) {
+    for (size_t k = 0; k < buckets.size(); ++k) {
+      Bucket& b = buckets[k];
+      for (size_t i : b.params)
+        if (owned[i].count > 0) fill(i, shard_part(i));
+      b.work = comm.all_gather(dist::Buffer::of(b.shard, "shard"), dist::Buffer::of(b.flat, "bucket"),
+                               what + " bucket " + std::to_string(k));
+    }
+    for (Bucket& b : buckets) {
+      b.work->wait();
+      b.work.reset();
+      for (size_t i : b.params) take(i, slice(i));
+    }
   }
 };
 
@@ -160,7 +221,8 @@ dist::Communicator& configured_world(const Config& cfg) {
 
 DataParallel::DataParallel(Module& model, const Config& cfg)
     : DataParallel(model, configured_world(cfg),
-                   {cfg.get_float("distributed.bucket_mb"), cfg.get_string("moh.balance_scope") == "global"}) {}
+                   {cfg.get_float("distributed.bucket_mb"), cfg.get_string("moh.balance_scope") == "global",
+                    cfg.get_bool("distributed.shard_optimizer")}) {}
 
 DataParallel::~DataParallel() {
   if (world_size() > 1 && state_->opt.global_balance) set_balance_load_reducer(nullptr);
@@ -202,6 +264,72 @@ void DataParallel::sum(std::vector<double>& values) {
   Tensor t = from_vector(values, {int64_t(values.size())}, DType::Float64);
   dist::all_reduce(state_->comm, t, dist::ReduceOp::Sum, "metrics");
   values = t.to_vector<double>();
+}
+
+bool DataParallel::sharded() const { return state_->comm.size() > 1 && state_->opt.shard_optimizer; }
+
+void DataParallel::shard(Optimizer& optimizer) {
+  if (!sharded()) return;
+  State& s = *state_;
+  std::map<const void*, size_t> index_of;
+  for (size_t i = 0; i < s.params.size(); ++i) index_of.emplace(s.params[i].impl().get(), i);
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  for (const Optimizer::Param& p : optimizer.params()) {
+    auto it = index_of.find(p.var.impl().get());
+    MOH_CHECK(it != index_of.end(), "DataParallel::shard: optimizer parameter '", p.name, "' is not in the model");
+    ranges.emplace_back(s.owned[it->second].offset, s.owned[it->second].count);
+  }
+  optimizer.shard(ranges);
+}
+
+GradNorm DataParallel::clip_gradients(const NamedParameters& params, double max_norm) {
+  if (!sharded()) return max_norm > 0 ? clip_grad_norm(params, max_norm) : grad_norm(params);
+  // Each rank's gradients are zero outside its elements: its local norm is its share. Ranks send
+  // their squared share and the index of their first non-finite gradient (-1: none).
+  const GradNorm local = grad_norm(params);
+  double local_nonfinite = -1;
+  for (size_t i = 0; i < params.size() && !local.finite(); ++i)
+    if (params[i].first == local.nonfinite) local_nonfinite = double(i);
+  const Tensor mine = from_vector(std::vector<double>{local.norm * local.norm, local_nonfinite}, {2}, DType::Float64);
+  const std::vector<double> all = dist::all_gather(state_->comm, mine, "gradient norm").to_vector<double>();
+  double total = 0, first_nonfinite = double(params.size());
+  for (size_t r = 0; r < all.size(); r += 2) {
+    total += all[r];
+    if (all[r + 1] >= 0) first_nonfinite = std::min(first_nonfinite, all[r + 1]);
+  }
+  GradNorm global;
+  if (first_nonfinite < double(params.size())) global.nonfinite = params[size_t(first_nonfinite)].first;
+  global.norm = global.finite() ? std::sqrt(total) : std::nan("");
+  return max_norm > 0 ? clip_to_norm(params, global, max_norm) : global;
+}
+
+void DataParallel::finish_step() {
+  if (!sharded()) return;
+  State& s = *state_;
+  s.gather_buckets(
+      "parameter", [&](size_t i, Tensor part) { part.copy_(s.owned_part(i, s.params[i].data())); },
+      [&](size_t i, const Tensor& whole) {
+        Tensor data = s.params[i].data();
+        data.copy_(whole);
+      });
+}
+
+std::map<std::string, Tensor> DataParallel::optimizer_state(const Optimizer& optimizer) {
+  std::map<std::string, Tensor> out = optimizer.state_dict();
+  if (!sharded()) return out;
+  State& s = *state_;
+  std::map<const void*, const Optimizer::Param*> param_of;
+  for (const Optimizer::Param& p : optimizer.params()) param_of.emplace(p.var.impl().get(), &p);
+  for (size_t k = 0; k < optimizer.state_names().size(); ++k) {
+    const std::string& state = optimizer.state_names()[k];
+    s.gather_buckets(
+        "optimizer " + state, [&](size_t i, Tensor part) { part.copy_(param_of.at(s.params[i].impl().get())->state[k]); },
+        [&](size_t i, const Tensor& whole) {
+          const Optimizer::Param& p = *param_of.at(s.params[i].impl().get());
+          out[p.name + "/" + state] = whole.clone();
+        });
+  }
+  return out;
 }
 
 DataParallelStats DataParallel::stats() const {

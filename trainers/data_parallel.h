@@ -9,22 +9,33 @@
 // Every parameter ends a step with a defined gradient (zero where no rank's backward reached it),
 // so the replicas' optimizers stay identical. With world size 1 every method is a no-op and
 // nothing is registered on the model.
+// ZeRO-1 (distributed.shard_optimizer): each bucket is padded to a multiple of the world size and
+// split into equal chunks, rank r owning chunk r. Buckets are reduce-scattered instead of
+// all-reduced, so a rank's gradients hold the average on its chunk and zero elsewhere; the
+// optimizer updates (and keeps state for) that chunk only; finish_step() all-gathers the updated
+// parameters. Gradient norms and optimizer checkpoints are then reduced/gathered over ranks, so the
+// run, its logs and its checkpoints equal an unsharded one's.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/dist/communicator.h"
 #include "layers/module.h"
 #include "trainers/config.h"
+#include "trainers/grad_clip.h"
+#include "trainers/optimizer.h"
 
 namespace moh {
 
 struct DataParallelOptions {
   double bucket_mb = 25;
   bool global_balance = false;  // moh.balance_scope: global
+  bool shard_optimizer = false; // distributed.shard_optimizer (ZeRO-1)
 };
 
 struct DataParallelStats {
@@ -58,6 +69,18 @@ class DataParallel {
   void finish_gradients();
   // Element-wise sum over ranks, in place (metrics, flags).
   void sum(std::vector<double>& values);
+
+  // ZeRO-1: restricts `optimizer` (built over this model) to this rank's chunks. Call before
+  // loading its state; a no-op unless shard_optimizer is set and the world size exceeds 1.
+  void shard(Optimizer& optimizer);
+  bool sharded() const;
+  // After finish_gradients(): the global gradient norm, and clipping to max_norm when > 0 (the rule
+  // of grad_clip.h). Sharded, each rank's share of the norm is summed over ranks.
+  GradNorm clip_gradients(const NamedParameters& params, double max_norm);
+  // After the optimizer's step: sharded, every rank receives the parameters the others updated.
+  void finish_step();
+  // The optimizer's whole state_dict() on every rank (sharded: gathered over ranks, collectively).
+  std::map<std::string, Tensor> optimizer_state(const Optimizer& optimizer);
 
   DataParallelStats stats() const;
 

@@ -107,6 +107,7 @@ struct Trainer::Impl {
                 cfg.get_float("schedule.min_lr"), cfg.get_int("schedule.warmup_steps"), total_steps};
     validate_schedule(schedule);
     optimizer = make_optimizer(cfg, task.model());
+    dp->shard(*optimizer);
     if (cfg.has("ema.decay")) ema = std::make_unique<Ema>(task.model(), cfg.get_float("ema.decay"));
     log = std::make_unique<RunLog>(run_dir, dp->is_main());
     checkpoints = std::make_unique<CheckpointManager>(
@@ -115,14 +116,14 @@ struct Trainer::Impl {
         cfg.get_string("checkpoint.best_mode"));
   }
 
-  CheckpointData snapshot() const {
+  CheckpointData snapshot(std::map<std::string, Tensor> optimizer_state) const {
     CheckpointData d;
     d.step = step;
     d.epoch = task.data_state().count("epoch") ? task.data_state().at("epoch") : 0;
     d.config_text = cfg.dump();
     d.model = task.model().state_dict();
     if (ema) d.ema = ema->state_dict();
-    d.optimizer = optimizer->state_dict();
+    d.optimizer = std::move(optimizer_state);
     d.scheduler = {{"step", double(step)}, {"lr", optimizer->lr()}};
     for (auto& [name, gen] : task.generators()) d.rng[name] = {gen->seed(), gen->offset()};
     d.data = task.data_state();
@@ -131,11 +132,12 @@ struct Trainer::Impl {
   }
 
   void save() {
+    std::map<std::string, Tensor> optimizer_state = dp->optimizer_state(*optimizer);  // every rank: collective
     if (!dp->is_main()) {  // rank 0 alone writes
       last_checkpoint = checkpoints->path_for(step);
       return;
     }
-    last_checkpoint = checkpoints->save(step, snapshot());
+    last_checkpoint = checkpoints->save(step, snapshot(std::move(optimizer_state)));
     for (const std::string& w : checkpoints->take_warnings()) log->warn(w);
     log->info(str_cat("checkpoint ", last_checkpoint));
   }
@@ -181,6 +183,9 @@ struct Trainer::Impl {
     dp->broadcast_state(step);
     log->info(str_cat("training ", total_steps, " steps of ", batch, " samples (", accum, " x ", micro, ") in ", run_dir,
                       "; model has ", task.model().num_parameters(), " parameters"));
+    if (dp->sharded())
+      log->info(str_cat("optimizer state sharded over ", dp->world_size(), " ranks (ZeRO-1): ",
+                        double(optimizer->state_bytes()) / (1 << 20), " MiB on rank 0"));
 
     TrainResult result;
     const int64_t log_every = cfg.get_int("train.log_every"), eval_every = cfg.get_int("eval.every");
@@ -220,7 +225,7 @@ struct Trainer::Impl {
       step_lb = global[1] / dp->world_size();
       const bool stop = global[2] > 0;
       const NamedParameters params = task.model().named_parameters();
-      GradNorm gn = clip > 0 ? clip_grad_norm(params, clip) : grad_norm(params);
+      GradNorm gn = dp->clip_gradients(params, clip);
       if (!gn.finite() || !std::isfinite(step_loss)) {
         const std::string what = gn.finite() ? str_cat("the loss is ", step_loss)
                                              : str_cat("the gradient of '", gn.nonfinite, "' is not finite");
@@ -235,6 +240,7 @@ struct Trainer::Impl {
         continue;
       }
       optimizer->step();
+      dp->finish_step();
       optimizer->zero_grad();
       if (ema) ema->update(task.model());
       ++step;

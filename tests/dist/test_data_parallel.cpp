@@ -2,14 +2,18 @@
 // rank holds the average over ranks of the per-rank gradients (recomputed here on one process from
 // each rank's input), also with several buckets, gradient accumulation and a parameter that only
 // some ranks' backward reaches; broadcast_state copies rank 0's weights and rejects ranks at
-// different steps.
+// different steps. Sharded (ZeRO-1), clipped AdamW steps equal one whole optimizer stepping on the
+// average gradient, and the gathered optimizer state equals its state.
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include "autograd/autograd.h"
 #include "core/dist/world.h"
 #include "core/factory.h"
 #include "layers/linear.h"
 #include "tests/test_util.h"
+#include "trainers/adamw.h"
 #include "trainers/data_parallel.h"
 
 namespace moh {
@@ -76,6 +80,80 @@ TEST_P(DataParallelTest, GradientsAreTheAverageOverRanks) {
   }
   EXPECT_EQ(dp.stats().steps, comm.size() > 1 ? 2 : 0);
   if (comm.size() > 1) EXPECT_GT(dp.stats().buckets, 2 * 2);
+}
+
+// The average over ranks of the one-micro-batch gradients at `at`'s weights, set as its gradients.
+void set_average_gradients(Net& at, int ranks) {
+  std::map<std::string, std::vector<double>> sum;
+  for (int r = 0; r < ranks; ++r) {
+    Net replica(7);
+    replica.load_state_dict(at.state_dict());
+    ag::backward(replica.loss(input(r, 0), uses_extra(r)));
+    for (auto& [name, p] : replica.named_parameters()) {
+      auto& s = sum[name];
+      s.resize(size_t(p.numel()), 0.0);
+      if (!p.grad().defined()) continue;
+      const std::vector<double> g = p.grad().to_vector<double>();
+      for (size_t i = 0; i < g.size(); ++i) s[i] += g[i] / ranks;
+    }
+  }
+  for (auto& [name, p] : at.named_parameters()) p.set_grad(from_vector(sum[name], p.shape(), p.dtype()));
+}
+
+TEST(DataParallel, ShardedOptimizerStepsLikeOneWholeOptimizer) {
+  dist::Communicator& comm = dist::world();
+  const AdamWOptions adam{.lr = 0.05, .weight_decay = 0.1};
+  Net net(7), reference(7);
+  AdamW opt(net.named_parameters(), adam), reference_opt(reference.named_parameters(), adam);
+  DataParallel dp(net, comm, {.bucket_mb = 0.0005, .shard_optimizer = true});
+  dp.shard(opt);
+  EXPECT_EQ(dp.sharded(), comm.size() > 1);
+  if (comm.size() > 1) EXPECT_LT(opt.state_bytes(), reference_opt.state_bytes() * 3 / 4);
+  for (int step = 0; step < 3; ++step) {
+    opt.zero_grad();
+    dp.begin_micro_batch(true);
+    ag::backward(net.loss(input(comm.rank(), 0), uses_extra(comm.rank())));
+    dp.finish_gradients();
+    const GradNorm norm = dp.clip_gradients(net.named_parameters(), 0.1);
+    opt.step();
+    dp.finish_step();
+
+    set_average_gradients(reference, comm.size());
+    const GradNorm want = clip_grad_norm(reference.named_parameters(), 0.1);
+    reference_opt.step();
+    reference_opt.zero_grad();
+    EXPECT_NEAR(norm.norm, want.norm, 1e-6 * want.norm) << "step " << step;
+    EXPECT_TRUE(norm.clipped()) << "step " << step << " norm " << norm.norm;
+    for (auto& [name, t] : reference.state_dict()) {
+      const std::vector<double> got = net.state_dict().at(name).to_vector<double>(), w = t.to_vector<double>();
+      for (size_t i = 0; i < w.size(); ++i) EXPECT_NEAR(got[i], w[i], 1e-6) << name << "[" << i << "] step " << step;
+    }
+  }
+  const auto state = dp.optimizer_state(opt), want = reference_opt.state_dict();
+  ASSERT_EQ(state.size(), want.size());
+  for (const auto& [key, t] : want) {
+    ASSERT_TRUE(state.count(key)) << key;
+    ASSERT_EQ(state.at(key).shape(), t.shape()) << key;
+    const std::vector<double> got = state.at(key).to_vector<double>(), w = t.to_vector<double>();
+    for (size_t i = 0; i < w.size(); ++i) EXPECT_NEAR(got[i], w[i], 1e-6 + 1e-5 * std::abs(w[i])) << key << "[" << i << "]";
+  }
+}
+
+TEST(DataParallel, ShardedGradientNormReportsANonFiniteGradientOnAnyRank) {
+  dist::Communicator& comm = dist::world();
+  Net net(7);
+  AdamW opt(net.named_parameters(), {});
+  DataParallel dp(net, comm, {.bucket_mb = 0.0005, .shard_optimizer = true});
+  dp.shard(opt);
+  dp.begin_micro_batch(true);
+  // The last rank's backward overflows: its gradients are inf or nan.
+  const double scale = comm.rank() == comm.size() - 1 ? INFINITY : 1.0;
+  ag::backward(ag::mul(net.loss(input(comm.rank(), 0), true), scale));
+  dp.finish_gradients();
+  const GradNorm norm = dp.clip_gradients(net.named_parameters(), 1.0);
+  EXPECT_EQ(norm.nonfinite, net.named_parameters().front().first);  // the first, wherever it lives
+  EXPECT_FALSE(std::isfinite(norm.norm));
+  EXPECT_FALSE(norm.clipped());
 }
 
 INSTANTIATE_TEST_SUITE_P(MicroBatches, DataParallelTest, ::testing::Values(1, 3));

@@ -1,8 +1,8 @@
 // Data-parallel training end to end through `moh train` under `mpirun -np 2`: with the same global
 // batch (train.batch_size), 2 processes reproduce 1 process step for step (losses to 1e-6
 // relative, same final weights), also with gradient accumulation and for a ViT (dense MHA and MoH
-// with global balance statistics); a checkpoint of either world size resumes on the other and
-// continues identically; rank 0 alone writes the run folder; killing a rank ends the job non-zero,
+// with global balance statistics), also with the optimizer state sharded (ZeRO-1); a checkpoint of
+// either world size (sharded or not) resumes on the other and continues identically; rank 0 alone writes the run folder; killing a rank ends the job non-zero,
 // naming the rank, within the timeout.
 #include <gtest/gtest.h>
 
@@ -111,6 +111,40 @@ TEST_F(DistTrain, TwoProcessesMatchOneWithTheSameGlobalBatch) {
   expect_same_losses(losses(run("one_then_two")), tail, 10);
   expect_same_weights(checkpoint("two", 20), checkpoint("two_then_one", 20));
   expect_same_weights(checkpoint("two", 20), checkpoint("one_then_two", 20));
+}
+
+// ZeRO-1 checkpoints hold the whole optimizer state, the same as an unsharded run's.
+void expect_same_optimizer_state(const std::string& a_path, const std::string& b_path) {
+  const CheckpointData a = load_checkpoint(a_path), b = load_checkpoint(b_path);
+  ASSERT_EQ(a.optimizer.size(), b.optimizer.size());
+  for (const auto& [key, t] : a.optimizer) {
+    ASSERT_TRUE(b.optimizer.count(key)) << key;
+    ASSERT_EQ(t.shape(), b.optimizer.at(key).shape()) << key;
+    const std::vector<double> x = t.to_vector<double>(), y = b.optimizer.at(key).to_vector<double>();
+    for (size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(x[i], y[i], 1e-4 * std::abs(x[i]) + 1e-7) << key << "[" << i << "]";
+  }
+}
+
+TEST_F(DistTrain, ShardedOptimizerMatchesOneProcessAndResumesEitherWay) {
+  MOH_SKIP_UNLESS_MPIRUN();
+  const std::string cfg = path("syn.yaml"), zero = "distributed.shard_optimizer=true ";
+  train(1, cfg, "one");
+  train(2, cfg, "zero", zero);
+  expect_same_losses(losses(run("one")), losses(run("zero")), 20);
+  expect_same_weights(checkpoint("one", 20), checkpoint("zero", 20));
+  expect_same_optimizer_state(checkpoint("one", 20), checkpoint("zero", 20));
+  std::ifstream log(run("zero") / "train.log");
+  const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("optimizer state sharded over 2 ranks (ZeRO-1)"), std::string::npos) << text;
+
+  train(1, cfg, "zero_then_one", "train.resume=" + checkpoint("zero", 10));
+  train(2, cfg, "one_then_zero", zero + "train.resume=" + checkpoint("one", 10));
+  const std::vector<double> full = losses(run("one"));
+  const std::vector<double> tail(full.begin() + 10, full.end());
+  expect_same_losses(losses(run("zero_then_one")), tail, 10);
+  expect_same_losses(losses(run("one_then_zero")), tail, 10);
+  expect_same_weights(checkpoint("one", 20), checkpoint("zero_then_one", 20));
+  expect_same_weights(checkpoint("one", 20), checkpoint("one_then_zero", 20));
 }
 
 TEST_F(DistTrain, GradientAccumulationCommunicatesOnceAndMatches) {
