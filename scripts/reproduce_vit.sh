@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Reproduces the Fashion-MNIST comparison of MHA and MoH at 90/75/50% active heads: trains every
-# config for every seed with the same budget (5 epochs, batch 64: the configs' recipe; pass overrides to
+# config for every seed with the same budget (9 epochs, batch 64: the configs' recipe; pass overrides to
 # change it), two runs at a time on one thread each (a 2-core machine), evaluates each final
 # checkpoint on the 10k test images, then writes docs/results/vit_fmnist.md (mean +- std test accuracy,
 # active-head share, training throughput, attention time share) and vit_fmnist.png (accuracy curves).
@@ -33,26 +33,31 @@ mkdir -p "$out_runs"
 train_one() {  # config seed overrides...
   local config=$1 seed=$2 name=${1}_s${2}
   shift 2
-  [[ -f "$out_runs/$name/eval.json" ]] && { echo "reproduce_vit.sh: $name already evaluated" >&2; return; }
   echo "reproduce_vit.sh: training $name" >&2
   OMP_NUM_THREADS=1 "$build_dir/moh" train "configs/vit/$config.yaml" run.seed="$seed" run.name="$name" \
-    run.dir="$out_runs" train.resume=auto eval.every=938 threads=1 "$@" >"$out_runs/$name.out" 2>&1
+    run.dir="$out_runs" train.resume=auto eval.every=1876 threads=1 "$@" >"$out_runs/$name.out" 2>&1
   OMP_NUM_THREADS=1 "$build_dir/moh" eval "$out_runs/$name" >>"$out_runs/$name.out" 2>&1
   cp "$out_runs/$name/checkpoints/eval.json" "$out_runs/$name/eval.json"
 }
 
-jobs=()
+# At most `parallel` runs at once: a new one starts as soon as any finishes.
+wait_one() { wait -n || { echo "reproduce_vit.sh: a run failed (see $out_runs/*.out)" >&2; exit 1; }; }
+running=0
 for seed in $seeds; do
   for config in $configs; do
-    train_one "$config" "$seed" "$@" &
-    jobs+=($!)
-    if ((${#jobs[@]} >= parallel)); then
-      wait "${jobs[0]}" || { echo "reproduce_vit.sh: a run failed (see $out_runs/*.out)" >&2; exit 1; }
-      jobs=("${jobs[@]:1}")
+    if [[ -f "$out_runs/${config}_s${seed}/eval.json" ]]; then
+      echo "reproduce_vit.sh: ${config}_s${seed} already evaluated" >&2
+      continue
     fi
+    if ((running >= parallel)); then
+      wait_one
+      running=$((running - 1))
+    fi
+    train_one "$config" "$seed" "$@" &
+    running=$((running + 1))
   done
 done
-for j in "${jobs[@]}"; do wait "$j" || { echo "reproduce_vit.sh: a run failed (see $out_runs/*.out)" >&2; exit 1; }; done
+for ((; running > 0; running--)); do wait_one; done
 
 # Attention's share of a training step per config: moh_bench_vit_train on the same shapes and batch.
 shares=()
