@@ -96,7 +96,8 @@ struct DataParallel::State {
         const int64_t world = comm.size(), chunk = (n + world - 1) / world, begin = chunk * comm.rank();
         owned.resize(params.size());
         for (size_t i : group) {
-          const int64_t lo = std::max(offset_of[i], begin), hi = std::min(offset_of[i] + params[i].numel(), begin + chunk);
+          const int64_t lo = std::max(offset_of[i], begin);
+          const int64_t hi = std::min(offset_of[i] + params[i].numel(), begin + chunk);
           if (hi > lo) owned[i] = {lo - offset_of[i], hi - lo, lo - begin};
         }
         b.shard = zeros({chunk}, dtype, device);
@@ -158,8 +159,8 @@ struct DataParallel::State {
       // average, or sharded the average on its own elements and zero elsewhere.
       Tensor g = params[i].grad();
       if (opt.shard_optimizer) {
-        if (!g.defined() || !g.is_contiguous()) params[i].set_grad(zeros(params[i].shape(), params[i].dtype(), params[i].device()));
-        else zero_(g);
+        if (g.defined() && g.is_contiguous()) zero_(g);
+        else params[i].set_grad(zeros(params[i].shape(), params[i].dtype(), params[i].device()));
         if (owned[i].count > 0) owned_part(i, params[i].grad()).copy_(shard_part(i));
       } else if (g.defined()) {
         g.copy_(slice(i));
@@ -323,10 +324,10 @@ std::map<std::string, Tensor> DataParallel::optimizer_state(const Optimizer& opt
   for (size_t k = 0; k < optimizer.state_names().size(); ++k) {
     const std::string& state = optimizer.state_names()[k];
     s.gather_buckets(
-        "optimizer " + state, [&](size_t i, Tensor part) { part.copy_(param_of.at(s.params[i].impl().get())->state[k]); },
+        "optimizer " + state,
+        [&](size_t i, Tensor part) { part.copy_(param_of.at(s.params[i].impl().get())->state[k]); },
         [&](size_t i, const Tensor& whole) {
-          const Optimizer::Param& p = *param_of.at(s.params[i].impl().get());
-          out[p.name + "/" + state] = whole.clone();
+          out[param_of.at(s.params[i].impl().get())->name + "/" + state] = whole.clone();
         });
   }
   return out;

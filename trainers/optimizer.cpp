@@ -34,7 +34,9 @@ bool matches_entry(const std::string& name, const std::string& entry) {
 std::string step_key(const std::string& name) { return name + "/step"; }
 
 // The elements of a parameter-shaped contiguous tensor that `p` updates, as a flat view.
-Tensor owned(const Optimizer::Param& p, const Tensor& full) { return full.view({full.numel()}).narrow(0, p.offset, p.count); }
+Tensor owned(const Optimizer::Param& p, const Tensor& full) {
+  return full.view({full.numel()}).narrow(0, p.offset, p.count);
+}
 
 }  // namespace
 

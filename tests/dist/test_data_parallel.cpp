@@ -135,7 +135,8 @@ TEST(DataParallel, ShardedOptimizerStepsLikeOneWholeOptimizer) {
     ASSERT_TRUE(state.count(key)) << key;
     ASSERT_EQ(state.at(key).shape(), t.shape()) << key;
     const std::vector<double> got = state.at(key).to_vector<double>(), w = t.to_vector<double>();
-    for (size_t i = 0; i < w.size(); ++i) EXPECT_NEAR(got[i], w[i], 1e-6 + 1e-5 * std::abs(w[i])) << key << "[" << i << "]";
+    for (size_t i = 0; i < w.size(); ++i)
+      EXPECT_NEAR(got[i], w[i], 1e-6 + 1e-5 * std::abs(w[i])) << key << "[" << i << "]";
   }
 }
 

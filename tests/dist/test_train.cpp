@@ -2,8 +2,8 @@
 // batch (train.batch_size), 2 processes reproduce 1 process step for step (losses to 1e-6
 // relative, same final weights), also with gradient accumulation and for a ViT (dense MHA and MoH
 // with global balance statistics), also with the optimizer state sharded (ZeRO-1); a checkpoint of
-// either world size (sharded or not) resumes on the other and continues identically; rank 0 alone writes the run folder; killing a rank ends the job non-zero,
-// naming the rank, within the timeout.
+// either world size (sharded or not) resumes on the other and continues identically; rank 0 alone
+// writes the run folder; killing a rank ends the job non-zero, naming the rank, within the timeout.
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -121,7 +121,8 @@ void expect_same_optimizer_state(const std::string& a_path, const std::string& b
     ASSERT_TRUE(b.optimizer.count(key)) << key;
     ASSERT_EQ(t.shape(), b.optimizer.at(key).shape()) << key;
     const std::vector<double> x = t.to_vector<double>(), y = b.optimizer.at(key).to_vector<double>();
-    for (size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(x[i], y[i], 1e-4 * std::abs(x[i]) + 1e-7) << key << "[" << i << "]";
+    for (size_t i = 0; i < x.size(); ++i)
+      EXPECT_NEAR(x[i], y[i], 1e-4 * std::abs(x[i]) + 1e-7) << key << "[" << i << "]";
   }
 }
 
