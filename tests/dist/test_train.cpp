@@ -81,6 +81,19 @@ class DistTrain : public moh::test::TempDirTest {
     std::snprintf(file, sizeof file, "step_%08d.h5", step);
     return (run(name) / "checkpoints" / file).string();
   }
+  std::string log_text(const std::string& name) const {
+    std::ifstream log(run(name) / "train.log");
+    return std::string((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  }
+  // Runs resumed from `reference`'s step-10 checkpoint continue it: its last 10 losses and final weights.
+  void expect_continue(const std::string& reference, const std::vector<std::string>& resumed) const {
+    const std::vector<double> full = losses(run(reference));
+    const std::vector<double> tail(full.begin() + 10, full.end());
+    for (const std::string& name : resumed) {
+      expect_same_losses(losses(run(name)), tail, 10);
+      expect_same_weights(checkpoint(reference, 20), checkpoint(name, 20));
+    }
+  }
   // `moh train CONFIG run.name=NAME ARGS` on np processes (np == 1: no mpirun at all).
   void train(int np, const std::string& config, const std::string& name, const std::string& args = "") const {
     const std::string cli = std::string(MOH_CLI_PATH) + " train " + config + " run.name=" + name + " " + args;
@@ -97,20 +110,14 @@ TEST_F(DistTrain, TwoProcessesMatchOneWithTheSameGlobalBatch) {
   expect_same_losses(losses(run("one")), losses(run("two")), 20);
   expect_same_weights(checkpoint("one", 20), checkpoint("two", 20));
   // Rank 0 alone writes: one config, one log, one metrics line per step.
-  EXPECT_TRUE(fs::exists(run("two") / "train.log"));
-  std::ifstream log(run("two") / "train.log");
-  const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  const std::string text = log_text("two");
+  EXPECT_NE(text.find("training 20 steps"), std::string::npos) << text;
   EXPECT_EQ(text.find("training 20 steps"), text.rfind("training 20 steps")) << text;
 
   // A 2-process checkpoint resumes on 1 process (and the other way) at the same global position.
   train(1, cfg, "two_then_one", "train.resume=" + checkpoint("two", 10));
   train(2, cfg, "one_then_two", "train.resume=" + checkpoint("one", 10));
-  const std::vector<double> full = losses(run("two"));
-  const std::vector<double> tail(full.begin() + 10, full.end());
-  expect_same_losses(losses(run("two_then_one")), tail, 10);
-  expect_same_losses(losses(run("one_then_two")), tail, 10);
-  expect_same_weights(checkpoint("two", 20), checkpoint("two_then_one", 20));
-  expect_same_weights(checkpoint("two", 20), checkpoint("one_then_two", 20));
+  expect_continue("two", {"two_then_one", "one_then_two"});
 }
 
 // ZeRO-1 checkpoints hold the whole optimizer state, the same as an unsharded run's.
@@ -134,18 +141,12 @@ TEST_F(DistTrain, ShardedOptimizerMatchesOneProcessAndResumesEitherWay) {
   expect_same_losses(losses(run("one")), losses(run("zero")), 20);
   expect_same_weights(checkpoint("one", 20), checkpoint("zero", 20));
   expect_same_optimizer_state(checkpoint("one", 20), checkpoint("zero", 20));
-  std::ifstream log(run("zero") / "train.log");
-  const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  const std::string text = log_text("zero");
   EXPECT_NE(text.find("optimizer state sharded over 2 ranks (ZeRO-1)"), std::string::npos) << text;
 
   train(1, cfg, "zero_then_one", "train.resume=" + checkpoint("zero", 10));
   train(2, cfg, "one_then_zero", zero + "train.resume=" + checkpoint("one", 10));
-  const std::vector<double> full = losses(run("one"));
-  const std::vector<double> tail(full.begin() + 10, full.end());
-  expect_same_losses(losses(run("zero_then_one")), tail, 10);
-  expect_same_losses(losses(run("one_then_zero")), tail, 10);
-  expect_same_weights(checkpoint("one", 20), checkpoint("zero_then_one", 20));
-  expect_same_weights(checkpoint("one", 20), checkpoint("one_then_zero", 20));
+  expect_continue("one", {"zero_then_one", "one_then_zero"});
 }
 
 TEST_F(DistTrain, GradientAccumulationCommunicatesOnceAndMatches) {
