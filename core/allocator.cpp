@@ -70,9 +70,14 @@ Allocator& cpu_allocator() {
   return instance;
 }
 
+#if !defined(MOH_WITH_CUDA)
+Allocator& cuda_allocator(int index) {
+  MOH_FAIL("cannot allocate on cuda:", index, ": this build has no CUDA backend (configure with -DMOH_CUDA=ON)");
+}
+#endif
+
 Allocator& allocator_for(Device device) {
-  MOH_CHECK(device.is_cpu(), "cannot allocate on ", device, ": this build has no CUDA tensor backend");
-  return cpu_allocator();
+  return device.is_cuda() ? cuda_allocator(device.index) : cpu_allocator();
 }
 
 }  // namespace moh

@@ -25,11 +25,16 @@ class Allocator {
   virtual AllocatorStats stats() const = 0;
   virtual void reset_peak() = 0;
   virtual Device device() const = 0;
+  // Returns cached, unused blocks to the system (caching allocators; the CPU one keeps none).
+  virtual void empty_cache() {}
 };
 
 inline constexpr size_t kCpuAlignment = 64;
 
 Allocator& cpu_allocator();
+// The caching allocator of CUDA device `index` (core/cuda/caching_allocator.cpp); throws in a
+// CPU-only build or when the machine has no such device.
+Allocator& cuda_allocator(int index);
 // The allocator for `device`; throws when the build or the machine has no such device.
 Allocator& allocator_for(Device device);
 

@@ -1,6 +1,10 @@
 // Tensor: construction, views, copies and host access.
 #include "core/tensor.h"
 
+#if defined(MOH_WITH_CUDA)
+#include "core/cuda/runtime.h"
+#endif
+
 #include <algorithm>
 #include <numeric>
 #include <optional>
@@ -250,9 +254,8 @@ Tensor Tensor::expand(const Shape& shape) const {
 
 void Tensor::copy_(const Tensor& src) {
   MOH_CHECK(defined() && src.defined(), "copy_: undefined tensor");
+  if (src.device() != device()) return copy_(src.to(device()));  // move the bytes, then cast/broadcast here
   Tensor expanded = src.shape() == shape_ ? src : src.expand(shape_);
-  MOH_CHECK(device() == src.device(), "copy_: cannot copy from ", src.device(), " to ", device(),
-            " (use Tensor::to(device))");
   MOH_BACKEND(device(), copy, *this, expanded);
 }
 
@@ -273,8 +276,15 @@ Tensor Tensor::to(DType dtype) const {
 
 Tensor Tensor::to(Device device) const {
   if (device == this->device()) return *this;
+#if defined(MOH_WITH_CUDA)
+  Tensor src = contiguous();
+  Tensor out = empty(shape_, dtype_, device);
+  cuda::copy_bytes(out.raw_data(), device, src.raw_data(), src.device(), nbytes());
+  return out;
+#else
   MOH_FAIL("Tensor::to: cannot move a tensor from ", this->device(), " to ", device,
-           ": this build has no CUDA tensor backend");
+           ": this build has no CUDA backend (configure with -DMOH_CUDA=ON)");
+#endif
 }
 
 // ------------------------------------------------------------------------------------- host access

@@ -5,11 +5,21 @@
 
 namespace moh {
 
-// Throws unless `t` (argument `name` of `op`) is a defined float32 or float64 tensor.
+// The float dtypes math ops take on t's device: float32/float64 everywhere, and bfloat16/float16
+// on CUDA (computed in float32 there; the CPU backend has no 16-bit math).
+inline bool is_math_float(const Tensor& t) {
+  const DType d = t.dtype();
+  return d == DType::Float32 || d == DType::Float64 ||
+         (t.device().is_cuda() && (d == DType::BFloat16 || d == DType::Float16));
+}
+inline const char* math_float_names(const Tensor& t) {
+  return t.device().is_cuda() ? "float32, float64, bfloat16 or float16" : "float32 or float64";
+}
+
+// Throws unless `t` (argument `name` of `op`) is a defined tensor of a math float dtype.
 inline void check_float_argument(const char* op, const char* name, const Tensor& t) {
   MOH_CHECK(t.defined(), op, ": ", name, " is an undefined tensor");
-  MOH_CHECK(t.dtype() == DType::Float32 || t.dtype() == DType::Float64, op, ": expected ", name,
-            " to be float32 or float64, got ", describe(t));
+  MOH_CHECK(is_math_float(t), op, ": expected ", name, " to be ", math_float_names(t), ", got ", describe(t));
 }
 
 // `t` itself when its last dim has unit stride (all BLAS-backed kernels need), else a contiguous copy.
