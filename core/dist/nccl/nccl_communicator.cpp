@@ -1,6 +1,6 @@
 // The NCCL backend (CUDA memory): one communicator per job and GPU, its unique id made by rank 0
-// and broadcast through the CPU world. Collectives run on a dedicated communication stream,
-// ordered after the work already queued on the compute stream (an event the comm stream waits
+// and broadcast through the CPU world. Collectives run on the device's communication stream,
+// ordered after the work already queued on its compute stream (both from core/cuda/runtime.h) (an event the comm stream waits
 // on); wait() polls the completion event against the deadline and, on a timeout or an
 // asynchronous NCCL error, aborts the communicator and throws a DistError naming this rank and
 // the collective. Compute issued after wait() returns is ordered after the collective.
@@ -13,6 +13,7 @@
 #include <mutex>
 #include <thread>
 
+#include "core/cuda/runtime.h"
 #include "core/dist/backends.h"
 
 namespace moh::dist::detail {
@@ -70,7 +71,8 @@ class NcclWork final : public Work {
     for (;;) {
       const cudaError_t rc = cudaEventQuery(done_);
       if (rc == cudaSuccess) {
-        cuda_check(cudaStreamWaitEvent(cudaStreamPerThread, done_, 0), "ordering compute after a collective");
+        cuda_check(cudaStreamWaitEvent(cuda::compute_stream(shared_->device), done_, 0),
+                   "ordering compute after a collective");
         completed_ = true;
         return;
       }
@@ -124,7 +126,7 @@ class NcclCommunicator final : public Communicator {
     if (s.rank == 0) nccl_check(ncclGetUniqueId(&id), "ncclGetUniqueId");
     cpu_world.broadcast({&id, int64_t(sizeof id), DType::UInt8, Device::cpu()}, 0, "nccl unique id")->wait();
     nccl_check(ncclCommInitRank(&s.comm, s.size, id, s.rank), "ncclCommInitRank");
-    cuda_check(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking), "creating the communication stream");
+    s.stream = cuda::comm_stream(device);  // the device's communication stream (core/cuda/runtime.h)
     cuda_check(cudaMalloc(&barrier_word_, sizeof(int32_t)), "allocating the barrier word");
   }
 
@@ -135,7 +137,6 @@ class NcclCommunicator final : public Communicator {
       ncclCommDestroy(s.comm);
     }
     cudaFree(barrier_word_);
-    cudaStreamDestroy(s.stream);
   }
 
   int rank() const override { return shared_->rank; }
@@ -200,7 +201,7 @@ class NcclCommunicator final : public Communicator {
     cudaEvent_t ready = nullptr, done = nullptr;
     cuda_check(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming), "creating an event");
     cuda_check(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "creating an event");
-    cuda_check(cudaEventRecord(ready, cudaStreamPerThread), "recording the compute stream");
+    cuda_check(cudaEventRecord(ready, cuda::compute_stream(s.device)), "recording the compute stream");
     cuda_check(cudaStreamWaitEvent(s.stream, ready, 0), "ordering the collective after compute");
     cudaEventDestroy(ready);
     nccl_check(launch(s.comm, s.stream), name);
