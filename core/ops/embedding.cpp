@@ -5,6 +5,7 @@
 #include "core/cpu/indexing.h"
 #include "core/dispatch.h"
 #include "core/ops.h"
+#include "core/ops/checks.h"
 
 namespace moh {
 
@@ -31,8 +32,7 @@ Tensor embedding_backward(const Tensor& grad_out, const Tensor& indices, int64_t
             " and indices ", describe(indices), " are on different devices");
   MOH_CHECK(indices.dtype() == DType::Int64, "embedding_backward: expected int64 indices, got ",
             describe(indices));
-  MOH_CHECK(grad_out.dtype() == DType::Float32 || grad_out.dtype() == DType::Float64,
-            "embedding_backward: expected a float32 or float64 grad_out, got ", describe(grad_out));
+  check_float_argument("embedding_backward", "grad_out", grad_out);
   MOH_CHECK(num_rows >= 0, "embedding_backward: num_rows must be >= 0, got ", num_rows);
   Shape want = indices.shape();
   MOH_CHECK(grad_out.dim() == indices.dim() + 1, "embedding_backward: grad_out ", describe(grad_out),

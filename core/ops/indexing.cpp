@@ -6,6 +6,7 @@
 
 #include "core/dispatch.h"
 #include "core/ops.h"
+#include "core/ops/checks.h"
 
 namespace moh {
 namespace {
@@ -20,11 +21,12 @@ void check_index_dtype(const char* op, const Tensor& index) {
   MOH_CHECK(index.dtype() == DType::Int64, op, ": expected an int64 index, got ", describe(index));
 }
 
-// Accumulating ops need a numeric dtype (no bool or 16-bit floats on the CPU).
+// Accumulating and ranking ops need a numeric dtype: int32, int64 or a math float (no bool;
+// 16-bit floats on CUDA only).
 void check_numeric(const char* op, const Tensor& x) {
   const DType t = x.dtype();
-  MOH_CHECK(t == DType::Float32 || t == DType::Float64 || t == DType::Int32 || t == DType::Int64, op,
-            ": expected a float32, float64, int32 or int64 tensor, got ", describe(x));
+  MOH_CHECK(is_math_float(x) || t == DType::Int32 || t == DType::Int64, op, ": expected an int32, int64, ",
+            math_float_names(x), " tensor, got ", describe(x));
 }
 
 Tensor at_least_1d(const Tensor& t) { return t.dim() == 0 ? t.reshape({1}) : t; }
