@@ -22,9 +22,7 @@ int64_t count_targets(const char* op, const int64_t* target, int64_t n, int64_t 
   int64_t count = 0;
   for (int64_t r = 0; r < n; ++r) {
     if (target[r] == ignore_index) continue;
-    MOH_CHECK(target[r] >= 0 && target[r] < classes, op, ": target[", r, "] = ", target[r],
-              " is out of range for ", classes, " classes (expected 0 <= target < ", classes,
-              " or target == ignore_index ", ignore_index, ")");
+    if (target[r] < 0 || target[r] >= classes) fail_target_out_of_range(op, r, target[r], classes, ignore_index);
     ++count;
   }
   return count;
@@ -55,6 +53,11 @@ RowSums row_sums(const T* x, int64_t c) {
 bool parallel_rows(int64_t n, int64_t c) { return n > 1 && n * c >= 2 * kParallelGrain; }
 
 }  // namespace
+
+void fail_target_out_of_range(const char* op, int64_t row, int64_t value, int64_t classes, int64_t ignore_index) {
+  MOH_FAIL(op, ": target[", row, "] = ", value, " is out of range for ", classes, " classes (expected 0 <= target < ",
+           classes, " or target == ignore_index ", ignore_index, ")");
+}
 
 void cross_entropy(const Tensor& logits, const Tensor& target, double label_smoothing, int64_t ignore_index,
                    Reduction reduction, const Tensor& loss, const Tensor& lse) {

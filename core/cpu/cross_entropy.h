@@ -14,4 +14,8 @@ void cross_entropy_backward(const Tensor& grad_loss, const Tensor& logits, const
                             double label_smoothing, int64_t ignore_index, Reduction reduction,
                             const Tensor& grad_logits);
 
+// The error both backends raise for a target that is neither a class index nor ignore_index.
+[[noreturn]] void fail_target_out_of_range(const char* op, int64_t row, int64_t value, int64_t classes,
+                                           int64_t ignore_index);
+
 }  // namespace moh::cpu

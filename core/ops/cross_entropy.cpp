@@ -3,6 +3,7 @@
 #include "core/cpu/cross_entropy.h"
 #include "core/dispatch.h"
 #include "core/ops.h"
+#include "core/ops/checks.h"
 
 namespace moh {
 namespace {
@@ -13,8 +14,7 @@ const char* reduction_name(Reduction r) {
 
 void check_inputs(const char* op, const Tensor& logits, const Tensor& target, double label_smoothing) {
   MOH_CHECK(logits.defined() && target.defined(), op, ": logits and target must be defined tensors");
-  MOH_CHECK(logits.dtype() == DType::Float32 || logits.dtype() == DType::Float64, op,
-            ": expected float32 or float64 logits, got ", describe(logits));
+  MOH_CHECK(is_math_float(logits), op, ": expected ", math_float_names(logits), " logits, got ", describe(logits));
   MOH_CHECK(logits.dim() == 2 && logits.size(1) >= 1, op, ": expected logits of shape [N, C] with C >= 1, got ",
             describe(logits));
   MOH_CHECK(target.dtype() == DType::Int64 && target.shape() == Shape{logits.size(0)}, op,

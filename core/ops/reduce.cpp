@@ -7,6 +7,7 @@
 #include "core/dispatch.h"
 #include "core/factory.h"
 #include "core/ops.h"
+#include "core/ops/checks.h"
 
 namespace moh {
 namespace {
@@ -47,12 +48,13 @@ ReducePlan plan_reduce(const char* op, const Tensor& x, const std::vector<int64_
   return plan;
 }
 
+// Math floats (bfloat16/float16 on CUDA too), and int32/int64 unless float_only.
 void check_dtype(const char* op, const Tensor& x, bool float_only) {
-  DType d = x.dtype();
-  bool ok =
-      d == DType::Float32 || d == DType::Float64 || (!float_only && (d == DType::Int32 || d == DType::Int64));
-  MOH_CHECK(ok, op, ": expected a ", float_only ? "float32 or float64" : "float32, float64, int32 or int64",
-            " tensor, got ", describe(x));
+  const DType d = x.dtype();
+  const bool ok = is_math_float(x) || (!float_only && (d == DType::Int32 || d == DType::Int64));
+  const char* any = x.device().is_cuda() ? "float32, float64, bfloat16, float16, int32 or int64"
+                                         : "float32, float64, int32 or int64";
+  MOH_CHECK(ok, op, ": expected a ", float_only ? math_float_names(x) : any, " tensor, got ", describe(x));
 }
 
 Tensor reduce_op(ReduceOp op, const char* name, const Tensor& x, const std::vector<int64_t>& dims,
