@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "core/cpu/blas.h"
-#include "core/cpu/copy.h"
 #include "core/cpu/fill.h"
 #include "core/dispatch.h"
+#include "core/matmul_layout.h"
 
 namespace moh::cpu {
 namespace {
@@ -46,34 +46,6 @@ class SerialBlas {
   int threads_;
 };
 
-// How BLAS reads one operand's trailing [rows, cols] matrix (ok = false: it must be copied first).
-struct MatLayout {
-  bool ok = false;
-  GemmOperand operand;
-};
-
-MatLayout layout_of(const Tensor& t) {
-  const int64_t rows = t.size(-2), cols = t.size(-1);
-  const int64_t rs = t.stride(-2), cs = t.stride(-1);
-  if ((cols == 1 || cs == 1) && (rows == 1 || rs >= std::max<int64_t>(1, cols)))
-    return {true, {false, rows == 1 ? std::max<int64_t>(1, cols) : rs}};
-  if ((rows == 1 || rs == 1) && (cols == 1 || cs >= std::max<int64_t>(1, rows)))
-    return {true, {true, cols == 1 ? std::max<int64_t>(1, rows) : cs}};
-  return {};
-}
-
-// A contiguous copy of t's matrices that keeps broadcast (stride-0) batch dims broadcast, so a
-// shared operand is copied once rather than once per batch.
-Tensor compact(const Tensor& t) {
-  Shape unique_shape = t.shape();
-  for (int64_t d = 0; d + 2 < t.dim(); ++d)
-    if (t.strides()[size_t(d)] == 0) unique_shape[size_t(d)] = 1;
-  Tensor unique(t.storage(), unique_shape, t.strides(), t.offset(), t.dtype());
-  Tensor c = Tensor::empty(unique_shape, t.dtype(), t.device());
-  copy(c, unique);
-  return c.expand(t.shape());
-}
-
 // Element offset of each batch matrix of t (batch = all dims but the last two), in row-major order.
 std::vector<int64_t> batch_offsets(const Tensor& t, int64_t batch) {
   const int64_t nb = t.dim() - 2;
@@ -93,9 +65,9 @@ std::vector<int64_t> batch_offsets(const Tensor& t, int64_t batch) {
 
 // True when every batch of `a` (NoTrans) stacks into one [batch * M, K] matrix with stride ld and
 // b is the same matrix for every batch.
-bool foldable(const Tensor& a, const MatLayout& la, const Tensor& b) {
-  if (la.operand.transposed) return false;
-  int64_t expected = la.operand.ld * a.size(-2);
+bool foldable(const Tensor& a, const GemmOperand& la, const Tensor& b) {
+  if (la.transposed) return false;
+  int64_t expected = la.ld * a.size(-2);
   for (int64_t d = a.dim() - 3; d >= 0; --d) {
     if (a.shape()[size_t(d)] == 1) continue;
     if (b.strides()[size_t(d)] != 0 || a.strides()[size_t(d)] != expected) return false;
@@ -114,14 +86,14 @@ void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in, bool accu
     return;
   }
   Tensor a = a_in, b = b_in;
-  MatLayout la = layout_of(a), lb = layout_of(b);
-  if (!la.ok) la = layout_of(a = compact(a));
-  if (!lb.ok) lb = layout_of(b = compact(b));
+  if (!matrix_layout(a).ok) a = compact_matrices(a);
+  if (!matrix_layout(b).ok) b = compact_matrices(b);
+  const MatrixLayout ma = matrix_layout(a), mb = matrix_layout(b);
+  const GemmOperand la{ma.transposed, ma.ld}, lb{mb.transposed, mb.ld};
   const int64_t batch = out.numel() / (m * n);
   const bool fold = foldable(a, la, b);
   const int64_t limit = INT_MAX;
-  MOH_CHECK((fold ? batch * m : m) <= limit && n <= limit && k <= limit && la.operand.ld <= limit &&
-                lb.operand.ld <= limit,
+  MOH_CHECK((fold ? batch * m : m) <= limit && n <= limit && k <= limit && la.ld <= limit && lb.ld <= limit,
             "matmul: a matrix of ", describe(a_in), " @ ", describe(b_in),
             " exceeds the 32-bit BLAS index range");
   dispatch_floating(out.dtype(), "matmul", [&]<class T>() {
@@ -131,7 +103,7 @@ void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in, bool accu
     const T beta = accumulate ? T(1) : T(0);
     if (fold) {
       SerialBlas serial(batch * m * n * k < kSerialGemm);
-      gemm(la.operand, lb.operand, batch * m, n, k, T(1), pa, pb, beta, pc, n);
+      gemm(la, lb, batch * m, n, k, T(1), pa, pb, beta, pc, n);
       return;
     }
     const std::vector<int64_t> oa = batch_offsets(a, batch), ob = batch_offsets(b, batch);
@@ -140,8 +112,7 @@ void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in, bool accu
     SerialBlas serial(small && !parallel_batches);
 #pragma omp parallel for schedule(static) if (parallel_batches)
     for (int64_t i = 0; i < batch; ++i)
-      gemm(la.operand, lb.operand, m, n, k, T(1), pa + oa[size_t(i)], pb + ob[size_t(i)], beta,
-           pc + i * m * n, n);
+      gemm(la, lb, m, n, k, T(1), pa + oa[size_t(i)], pb + ob[size_t(i)], beta, pc + i * m * n, n);
   });
 }
 

@@ -1,9 +1,12 @@
 // matmul, bmm and addmm: validate operands, broadcast the batch dims and hand expanded views to the
-// backend GEMM (which never copies row- or column-major matrices).
+// backend GEMM (which never copies row- or column-major matrices). addmm writes the bias into the
+// result and accumulates the product onto it, except on CUDA for a [N] bias, which rides in
+// cuBLASLt's bias epilogue.
 #include "core/cpu/matmul.h"
 
 #include "core/dispatch.h"
 #include "core/ops.h"
+#include "core/ops/checks.h"
 
 namespace moh {
 namespace {
@@ -13,8 +16,8 @@ void check_operands(const char* op, const Tensor& a, const Tensor& b) {
   MOH_CHECK(a.device() == b.device(), op, ": operands on different devices: ", describe(a), " and ",
             describe(b));
   MOH_CHECK(a.dtype() == b.dtype(), op, ": dtype mismatch: ", describe(a), " and ", describe(b));
-  MOH_CHECK(a.dtype() == DType::Float32 || a.dtype() == DType::Float64, op,
-            ": expected float32 or float64 operands, got ", describe(a), " and ", describe(b));
+  MOH_CHECK(is_math_float(a), op, ": expected ", math_float_names(a), " operands, got ", describe(a), " and ",
+            describe(b));
   MOH_CHECK(a.dim() >= 2 && b.dim() >= 2, op,
             ": expected operands with at least 2 dims ([..., M, K] and [..., K, N]), got ", describe(a),
             " and ", describe(b), " (unsqueeze 1-D operands)");
@@ -66,6 +69,9 @@ Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b) {
   MOH_CHECK(broadcast_shapes(bias.shape(), e.out_shape, "addmm") == e.out_shape, "addmm: bias ",
             describe(bias), " does not broadcast to the result shape ", shape_str(e.out_shape));
   Tensor out = Tensor::empty(e.out_shape, a.dtype(), a.device());
+#if defined(MOH_WITH_CUDA)
+  if (out.device().is_cuda() && cuda::matmul_bias(out, e.a, e.b, bias)) return out;  // bias in the GEMM epilogue
+#endif
   out.copy_(bias.expand(e.out_shape));
   MOH_BACKEND(a.device(), matmul, out, e.a, e.b, true);
   return out;

@@ -1,0 +1,284 @@
+// Grouped row projections on CUDA (contract: core/cpu/grouped_linear.h). The G + 1 group offsets
+// are read back to the host (one small synchronising copy), rows that are picked through index are
+// gathered into a packed [R, D] buffer by one kernel, and every non-empty group runs one cuBLASLt
+// GEMM on its slice of that buffer. Results that land in rows shared between groups (gather_linear's
+// grad_x, scatter_linear's output) are first written per packed row, then summed by destination:
+// the packed rows are stably sorted by index (CUB radix sort), and each destination row is owned by
+// one block that adds its rows in packed order, so there are no atomics and the result is the
+// CPU's, sum order included. Bias rows and bias gradients are plain kernels with the same order.
+#include <cub/device/device_radix_sort.cuh>
+
+#include <algorithm>
+#include <vector>
+
+#include "core/cuda/blas_lt.h"
+#include "core/cuda/dispatch.cuh"
+#include "core/cuda/grouped_linear.h"
+#include "core/cuda/launch.cuh"
+
+namespace moh::cuda {
+namespace {
+
+template <class T>
+__global__ void gather_rows_kernel(T* dst, const T* src, const int64_t* index, int64_t rows, int64_t cols) {
+  const int64_t total = rows * cols;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t r = i / cols;
+    dst[i] = src[index[r] * cols + (i - r * cols)];
+  }
+}
+
+// The group g of packed row r: offsets[g] <= r < offsets[g + 1] (a non-empty group).
+__device__ int64_t group_of(const int64_t* offsets, int64_t groups, int64_t r) {
+  int64_t lo = 0, hi = groups;  // offsets[lo] <= r < offsets[hi]
+  while (hi - lo > 1) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (offsets[mid] <= r) lo = mid;
+    else hi = mid;
+  }
+  return lo;
+}
+
+// out[r, j] = bias[group of r, j] for the packed rows.
+template <class T>
+__global__ void bias_rows_kernel(T* out, const T* bias, int64_t bias_stride0, int64_t bias_stride1,
+                                 const int64_t* offsets, int64_t groups, int64_t rows, int64_t cols) {
+  const int64_t total = rows * cols;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t r = i / cols, j = i - r * cols;
+    out[i] = bias[group_of(offsets, groups, r) * bias_stride0 + j * bias_stride1];
+  }
+}
+
+// out[g, j] = sum of rows[r, j] over group g's packed rows, in row order (0 for an empty group).
+template <class T>
+__global__ void group_column_sums_kernel(T* out, const T* rows, const int64_t* offsets, int64_t groups, int64_t cols) {
+  const int64_t total = groups * cols;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t g = i / cols, j = i - g * cols;
+    acc_t<T> acc = 0;
+    for (int64_t r = offsets[g]; r < offsets[g + 1]; ++r) acc += load_acc(rows[r * cols + j]);
+    out[i] = store_acc<T>(acc);
+  }
+}
+
+__global__ void iota_kernel(int64_t* out, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    out[i] = i;
+}
+
+// First position p in sorted[0, n) with sorted[p] >= key.
+__device__ int64_t lower_bound(const int64_t* sorted, int64_t n, int64_t key) {
+  int64_t lo = 0, hi = n;
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (sorted[mid] < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+// dst[d, :] = sum of rows[p, :] over the packed rows p with index[p] == d, in packed order (zero
+// when there are none). One block per destination row; keys/order are the index sorted stably.
+template <class T>
+__global__ void sum_rows_kernel(T* dst, const T* rows, const int64_t* keys, const int64_t* order, int64_t total,
+                                int64_t num_dest, int64_t cols) {
+  __shared__ int64_t range[2];
+  for (int64_t d = blockIdx.x; d < num_dest; d += gridDim.x) {
+    if (threadIdx.x == 0) {
+      range[0] = lower_bound(keys, total, d);
+      range[1] = lower_bound(keys, total, d + 1);
+    }
+    __syncthreads();
+    const int64_t begin = range[0], end = range[1];
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
+      acc_t<T> acc = 0;
+      for (int64_t p = begin; p < end; ++p) acc += load_acc(rows[order[p] * cols + j]);
+      dst[d * cols + j] = store_acc<T>(acc);
+    }
+    __syncthreads();  // range is rewritten for the block's next row
+  }
+}
+
+std::vector<int64_t> host_offsets(const Tensor& offsets) {
+  std::vector<int64_t> off(size_t(offsets.numel()));
+  copy_device_to_host(off.data(), offsets.raw_data(), off.size() * sizeof(int64_t), offsets.device().index);
+  return off;
+}
+
+// rows [index.numel(), src.size(1)] = src[index] for a contiguous src.
+template <class T>
+Tensor gather_rows(const Tensor& src, const Tensor& index) {
+  Tensor out = Tensor::empty({index.numel(), src.size(1)}, src.dtype(), src.device());
+  if (out.numel() == 0) return out;
+  gather_rows_kernel<T><<<grid_for(out.numel()), kBlockThreads, 0, stream_for(src)>>>(
+      out.data<T>(), src.data<T>(), index.data<int64_t>(), out.size(0), out.size(1));
+  MOH_CUDA_CHECK_LAUNCH("gather_rows_kernel");
+  return out;
+}
+
+// dst [num_dest, cols] (contiguous, overwritten) = the packed rows [R, cols] summed by index.
+template <class T>
+void sum_rows_by_index(const Tensor& dst, const Tensor& rows, const Tensor& index) {
+  const int64_t total = index.numel(), num_dest = dst.size(0), cols = dst.size(1);
+  if (dst.numel() == 0) return;
+  cudaStream_t stream = stream_for(dst);
+  Tensor keys = Tensor::empty({total}, DType::Int64, dst.device());
+  Tensor order = Tensor::empty({total}, DType::Int64, dst.device());
+  if (total > 0) {
+    Tensor packed = Tensor::empty({total}, DType::Int64, dst.device());
+    iota_kernel<<<grid_for(total), kBlockThreads, 0, stream>>>(packed.data<int64_t>(), total);
+    MOH_CUDA_CHECK_LAUNCH("iota_kernel");
+    int end_bit = 1;  // indices lie in [0, num_dest): sort only the bits they use
+    while (end_bit < 63 && (int64_t(1) << end_bit) < num_dest) ++end_bit;
+    size_t temp_bytes = 0;
+    MOH_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, index.data<int64_t>(), keys.data<int64_t>(),
+                                                   packed.data<int64_t>(), order.data<int64_t>(), total, 0, end_bit,
+                                                   stream));
+    Tensor temp = Tensor::empty({std::max<int64_t>(1, int64_t(temp_bytes))}, DType::UInt8, dst.device());
+    MOH_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.raw_data(), temp_bytes, index.data<int64_t>(),
+                                                   keys.data<int64_t>(), packed.data<int64_t>(),
+                                                   order.data<int64_t>(), total, 0, end_bit, stream));
+  }
+  const int threads = int(std::min<int64_t>(kBlockThreads, (cols + 31) / 32 * 32));
+  sum_rows_kernel<T><<<grid_for(num_dest, 1), threads, 0, stream>>>(dst.data<T>(), rows.data<T>(), keys.data<int64_t>(),
+                                                                   order.data<int64_t>(), total, num_dest, cols);
+  MOH_CUDA_CHECK_LAUNCH("sum_rows_kernel");
+}
+
+// Addressing of the weight blocks w [G, Dout, Din] (unit last stride).
+template <class T>
+struct Weights {
+  const T* data;
+  int64_t group_stride, ld;
+  explicit Weights(const Tensor& w)
+      : data(w.data<T>()), group_stride(w.stride(0)),
+        ld(w.size(1) == 1 ? std::max(w.stride(1), w.size(2)) : w.stride(1)) {}
+  GemmMatrix block(int64_t g, bool transposed) const { return {data + g * group_stride, ld, 0, transposed}; }
+};
+
+// d [m, n] (row stride ldd) = op(a) @ op(b) (+ d when accumulate), on the device of `like`.
+void gemm(const Tensor& like, int64_t m, int64_t n, int64_t k, GemmMatrix a, GemmMatrix b, void* d, int64_t ldd,
+          bool accumulate = false) {
+  GemmDesc g;
+  g.device = like.device().index;
+  g.dtype = like.dtype();
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.a = a;
+  g.b = b;
+  g.d = d;
+  g.ldd = ldd;
+  g.beta = accumulate ? 1.0 : 0.0;
+  gemm_lt(g);
+}
+
+// A weight whose rows overlap (stride(1) < Din) is no GEMM operand: copy it.
+Tensor gemm_weights(const Tensor& w) { return w.size(1) > 1 && w.stride(1) < w.size(2) ? w.contiguous() : w; }
+
+}  // namespace
+
+void gather_linear(const Tensor& out, const Tensor& x, const Tensor& index, const Tensor& offsets, const Tensor& w_in,
+                   const Tensor& bias) {
+  if (out.numel() == 0) return;
+  DeviceGuard guard(x.device().index);
+  const std::vector<int64_t> off = host_offsets(offsets);
+  const Tensor w = gemm_weights(w_in);
+  const int64_t groups = w.size(0), din = x.size(1), dout = w.size(1);
+  dispatch_math_float(x.dtype(), "gather_linear", [&]<class T>() {
+    const Tensor xs = gather_rows<T>(x, index);
+    if (bias.defined()) {
+      bias_rows_kernel<T><<<grid_for(out.numel()), kBlockThreads, 0, stream_for(out)>>>(
+          out.data<T>(), bias.data<T>(), bias.stride(0), bias.stride(1), offsets.data<int64_t>(), groups, out.size(0),
+          dout);
+      MOH_CUDA_CHECK_LAUNCH("bias_rows_kernel");
+    }
+    const Weights<T> wb(w);
+    for (int64_t g = 0; g < groups; ++g) {
+      const int64_t r0 = off[size_t(g)], n = off[size_t(g) + 1] - r0;
+      if (n > 0)
+        gemm(x, n, dout, din, {xs.data<T>() + r0 * din, din}, wb.block(g, true), out.data<T>() + r0 * dout, dout,
+             bias.defined());
+    }
+  });
+}
+
+void gather_linear_backward(const Tensor& grad_x, const Tensor& grad_w, const Tensor& grad_bias,
+                            const Tensor& grad_out, const Tensor& x, const Tensor& index, const Tensor& offsets,
+                            const Tensor& w_in) {
+  DeviceGuard guard(x.device().index);
+  const std::vector<int64_t> off = host_offsets(offsets);
+  const Tensor w = gemm_weights(w_in);
+  const int64_t groups = w.size(0), din = x.size(1), dout = w.size(1), total = index.numel();
+  cudaStream_t stream = stream_for(x);
+  dispatch_math_float(x.dtype(), "gather_linear_backward", [&]<class T>() {
+    const Tensor xs = gather_rows<T>(x, index);
+    const Tensor dx_rows = Tensor::empty({total, din}, x.dtype(), x.device());
+    const T* go = grad_out.data<T>();
+    const Weights<T> wb(w);
+    for (int64_t g = 0; g < groups; ++g) {
+      const int64_t r0 = off[size_t(g)], n = off[size_t(g) + 1] - r0;
+      T* gw = grad_w.data<T>() + g * dout * din;
+      if (n == 0) {
+        if (dout * din > 0) MOH_CUDA_CHECK(cudaMemsetAsync(gw, 0, size_t(dout * din) * sizeof(T), stream));
+        continue;
+      }
+      // grad_w[g] = grad_out_g^T @ x_g ; dx rows = grad_out_g @ w_g
+      gemm(x, dout, din, n, {go + r0 * dout, dout, 0, true}, {xs.data<T>() + r0 * din, din}, gw, din);
+      gemm(x, n, din, dout, {go + r0 * dout, dout}, wb.block(g, false), dx_rows.data<T>() + r0 * din, din);
+    }
+    if (grad_bias.defined() && grad_bias.numel() > 0) {
+      group_column_sums_kernel<T><<<grid_for(grad_bias.numel()), kBlockThreads, 0, stream>>>(
+          grad_bias.data<T>(), go, offsets.data<int64_t>(), groups, dout);
+      MOH_CUDA_CHECK_LAUNCH("group_column_sums_kernel");
+    }
+    sum_rows_by_index<T>(grad_x, dx_rows, index);
+  });
+}
+
+void scatter_linear(const Tensor& out, const Tensor& src, const Tensor& index, const Tensor& offsets,
+                    const Tensor& w_in) {
+  if (out.numel() == 0) return;
+  DeviceGuard guard(src.device().index);
+  const std::vector<int64_t> off = host_offsets(offsets);
+  const Tensor w = gemm_weights(w_in);
+  const int64_t groups = w.size(0), din = src.size(1), dout = w.size(1), total = index.numel();
+  dispatch_math_float(src.dtype(), "scatter_linear", [&]<class T>() {
+    const Tensor rows = Tensor::empty({total, dout}, src.dtype(), src.device());
+    const Weights<T> wb(w);
+    for (int64_t g = 0; g < groups; ++g) {
+      const int64_t r0 = off[size_t(g)], n = off[size_t(g) + 1] - r0;
+      if (n > 0)
+        gemm(src, n, dout, din, {src.data<T>() + r0 * din, din}, wb.block(g, true), rows.data<T>() + r0 * dout, dout);
+    }
+    sum_rows_by_index<T>(out, rows, index);
+  });
+}
+
+void scatter_linear_backward(const Tensor& grad_src, const Tensor& grad_w, const Tensor& grad_out,
+                             const Tensor& src, const Tensor& index, const Tensor& offsets, const Tensor& w_in) {
+  DeviceGuard guard(src.device().index);
+  const std::vector<int64_t> off = host_offsets(offsets);
+  const Tensor w = gemm_weights(w_in);
+  const int64_t groups = w.size(0), din = src.size(1), dout = w.size(1);
+  cudaStream_t stream = stream_for(src);
+  dispatch_math_float(src.dtype(), "scatter_linear_backward", [&]<class T>() {
+    const Tensor gos = gather_rows<T>(grad_out, index);
+    const Weights<T> wb(w);
+    for (int64_t g = 0; g < groups; ++g) {
+      const int64_t r0 = off[size_t(g)], n = off[size_t(g) + 1] - r0;
+      T* gw = grad_w.data<T>() + g * dout * din;
+      if (n == 0) {
+        if (dout * din > 0) MOH_CUDA_CHECK(cudaMemsetAsync(gw, 0, size_t(dout * din) * sizeof(T), stream));
+        continue;
+      }
+      // grad_src_g = grad_out_g @ w_g ; grad_w[g] = grad_out_g^T @ src_g
+      const T* gog = gos.data<T>() + r0 * dout;
+      gemm(src, n, din, dout, {gog, dout}, wb.block(g, false), grad_src.data<T>() + r0 * din, din);
+      gemm(src, dout, din, n, {gog, dout, 0, true}, {src.data<T>() + r0 * din, din}, gw, din);
+    }
+  });
+}
+
+}  // namespace moh::cuda
