@@ -5,19 +5,9 @@
 
 #include "core/cpu/strided_loop.h"
 #include "core/dispatch.h"
+#include "core/math/convert.h"
 
 namespace moh::cpu {
-namespace {
-
-template <class To, class From>
-inline To convert(From v) {
-  if constexpr (std::is_same_v<To, bool>) return static_cast<float>(v) != 0.0f;
-  else if constexpr (std::is_same_v<To, BFloat16> || std::is_same_v<To, Float16>) return To(static_cast<float>(v));
-  else if constexpr (std::is_same_v<From, BFloat16> || std::is_same_v<From, Float16>) return static_cast<To>(static_cast<float>(v));
-  else return static_cast<To>(v);
-}
-
-}  // namespace
 
 void copy(const Tensor& dst, const Tensor& src) {
   MOH_CHECK(dst.shape() == src.shape(), "copy: shapes differ ", dst.shape(), " vs ", src.shape());

@@ -3,16 +3,14 @@
 
 #include "core/cpu/strided_loop.h"
 #include "core/dispatch.h"
+#include "core/math/convert.h"
 
 namespace moh::cpu {
 
 void fill(const Tensor& self, double value) {
   StridedIter<1> it(self.shape(), {self.strides()});
   dispatch_all(self.dtype(), "fill_", [&]<class T>() {
-    T v;
-    if constexpr (std::is_same_v<T, BFloat16> || std::is_same_v<T, Float16>) v = T(float(value));
-    else if constexpr (std::is_same_v<T, bool>) v = value != 0;
-    else v = static_cast<T>(value);
+    const T v = from_double<T>(value);
     for_each_run<1>(it, {static_cast<char*>(self.raw_data())}, {int64_t(sizeof(T))},
                     [v](std::array<char*, 1> p, std::array<int64_t, 1> s, int64_t n) {
                       for (int64_t i = 0; i < n; ++i) *reinterpret_cast<T*>(p[0] + i * s[0]) = v;

@@ -1,6 +1,7 @@
 // Front ends of the elementwise ops: argument checks (defined, one device, one dtype, broadcastable
-// shapes, dtype family), output allocation and kernel dispatch. Scalars become 0-d tensors of the
-// operand's dtype (integer dtypes need a finite, in-range scalar; the value is truncated).
+// shapes, dtype family; CUDA also takes bfloat16/float16 wherever float32 is), output allocation and
+// kernel dispatch. Scalars become 0-d tensors of the operand's dtype (integer dtypes need a finite,
+// in-range scalar; the value is truncated).
 // In-place ops write through `self`; an `other` that overlaps self differently is copied first.
 #include "core/cpu/elementwise.h"
 
@@ -9,6 +10,7 @@
 #include "core/dispatch.h"
 #include "core/factory.h"
 #include "core/ops.h"
+#include "core/ops/checks.h"
 
 namespace moh {
 namespace {
@@ -30,15 +32,17 @@ void check_pair(const char* op, const Tensor& a, const Tensor& b) {
             " (no implicit promotion; convert with Tensor::to)");
 }
 
+// Float math: float32/float64, plus bfloat16/float16 on CUDA (is_math_float).
 void check_float(const char* op, const Tensor& t) {
-  MOH_CHECK(is_floating(t.dtype()) && t.dtype() != DType::BFloat16 && t.dtype() != DType::Float16, op,
-            ": expected a float32 or float64 tensor, got ", describe(t));
+  MOH_CHECK(is_math_float(t), op, ": expected a ", math_float_names(t), " tensor, got ", describe(t));
 }
 
+// Arithmetic and comparisons: the math floats and int32/int64.
 void check_numeric(const char* op, const Tensor& t) {
-  DType d = t.dtype();
-  MOH_CHECK(d == DType::Float32 || d == DType::Float64 || d == DType::Int32 || d == DType::Int64, op,
-            ": expected a float32, float64, int32 or int64 tensor, got ", describe(t));
+  const char* names =
+      t.device().is_cuda() ? "float32, float64, bfloat16, float16, int32 or int64" : "float32, float64, int32 or int64";
+  MOH_CHECK(is_math_float(t) || t.dtype() == DType::Int32 || t.dtype() == DType::Int64, op, ": expected a ", names,
+            " tensor, got ", describe(t));
 }
 
 // A 0-d tensor holding `value` converted to like's dtype.
