@@ -23,14 +23,6 @@ constexpr int kWarp = 32;
 __device__ __forceinline__ int64_t thread_id() { return int64_t(blockIdx.x) * blockDim.x + threadIdx.x; }
 __device__ __forceinline__ int64_t thread_count() { return int64_t(gridDim.x) * blockDim.x; }
 
-// dispatch_numeric plus the 16-bit floats: the dtypes the CUDA backend accumulates and ranks.
-template <class F>
-decltype(auto) dispatch_numeric_math(DType t, const char* op, F&& f) {
-  if (t == DType::BFloat16) return f.template operator()<BFloat16>();
-  if (t == DType::Float16) return f.template operator()<Float16>();
-  return dispatch_numeric(t, op, f);
-}
-
 // t narrowed to `shape` in every dim but `dim`, where only its first element is kept and broadcast
 // (stride 0): index value v at a position of `shape` selects the element v * t.stride(dim) past it.
 Tensor line_base(const Tensor& t, int64_t dim, const Shape& shape) {
@@ -270,7 +262,7 @@ void scatter(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& 
     MOH_CUDA_CHECK_LAUNCH("scatter_lines_kernel");
   };
   if (accumulate) {
-    dispatch_numeric_math(out.dtype(), "scatter_add", [&]<class T>() { run.template operator()<T, true>(); });
+    dispatch_math_numeric(out.dtype(), "scatter_add", [&]<class T>() { run.template operator()<T, true>(); });
   } else {
     dispatch_all(out.dtype(), "scatter", [&]<class T>() { run.template operator()<T, false>(); });
   }
@@ -283,7 +275,7 @@ void topk(const Tensor& values, const Tensor& indices, const Tensor& x, int64_t 
   const Tensor row_starts = x.narrow(-1, 0, 1);
   const StridedOffsets<1> rows_at = strided_offsets<1>(row_starts.shape(), {&row_starts});
   constexpr int kWarpsPerBlock = kBlockThreads / kWarp;
-  dispatch_numeric_math(x.dtype(), "topk", [&]<class T>() {
+  dispatch_math_numeric(x.dtype(), "topk", [&]<class T>() {
     topk_kernel<T><<<grid_for(rows, kWarpsPerBlock), kBlockThreads, 0, stream_for(x)>>>(
         values.data<T>(), indices.data<int64_t>(), x.data<T>(), rows_at, rows, len, x.stride(-1), k, largest);
     MOH_CUDA_CHECK_LAUNCH("topk_kernel");
