@@ -181,7 +181,7 @@ DropoutForward dropout(const Tensor& x, double p, Generator& gen);
 // projection need no copy). causal: query i attends keys j <= i + (Tk - Tq).
 struct AttentionForward {
   Tensor out;  // [B, H, Tq, Dv] view of memory laid out [B, Tq, H, Dv]: out.permute({0, 2, 1, 3}) is contiguous
-  Tensor lse;  // [B, H, Tq] log-sum-exp of each query's scaled scores, saved for backward
+  Tensor lse;  // [B, H, Tq] log-sum-exp of each query's scaled scores, saved for backward (float32 for 16-bit q)
 };
 struct AttentionBackward {
   Tensor grad_q, grad_k, grad_v;  // shapes of q, k, v
@@ -193,7 +193,7 @@ AttentionBackward attention_backward(const Tensor& grad_out, const Tensor& q, co
 // Packed queries (MoH sparse mode): group g = h * B + b (head-major, so one head's rows are
 // contiguous across the batch) owns the rows [row_offsets[g], row_offsets[g + 1]) of q_rows [R, D];
 // row r is the token at sequence position q_pos[r] (int64), which the causal mask uses
-// (keys j <= q_pos[r]). k, v as for attention().
+// (keys j <= q_pos[r]). k, v as for attention(); row_offsets and q_pos live on q_rows' device.
 // Returns out [R, Dv] and lse [R]; the backward returns grad_q [R, D] and grad_k/grad_v like k/v.
 AttentionForward attention_packed(const Tensor& q_rows, const Tensor& row_offsets, const Tensor& q_pos,
                                   const Tensor& k, const Tensor& v, double scale, bool causal);

@@ -1,6 +1,6 @@
 // CUDA twin of core/cpu/attention.h: the same kernels with the same contracts (see that header), on
 // the tensors' device, launched on its compute stream. Float math also accepts bfloat16/float16
-// (computed in float32).
+// (computed in float32, with a float32 lse). Head dims D, Dv up to 256.
 #pragma once
 
 #include "core/tensor.h"

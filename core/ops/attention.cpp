@@ -1,6 +1,6 @@
 // Front end of the attention ops: validates shapes/dtypes/devices, gives every operand a unit
 // last-dim stride (copying only when it lacks one) and allocates outputs in the layouts documented
-// in core/ops.h ([B, T, H, *] memory, viewed as [B, H, T, *]).
+// in core/ops.h ([B, T, H, *] memory, viewed as [B, H, T, *]; lse float32 for 16-bit operands).
 #include "core/cpu/attention.h"
 #include "core/dispatch.h"
 #include "core/ops.h"
@@ -14,6 +14,10 @@ Tensor empty_bthc(int64_t b, int64_t h, int64_t t, int64_t c, DType dtype, Devic
   return Tensor::empty({b, t, h, c}, dtype, device).permute({0, 2, 1, 3});
 }
 
+// The saved log-sum-exp keeps float32 precision for bfloat16/float16 operands (the backward
+// recomputes probabilities from it); float32/float64 operands keep their own dtype.
+DType lse_dtype(DType dtype) { return dtype == DType::BFloat16 || dtype == DType::Float16 ? DType::Float32 : dtype; }
+
 void check_kv(const char* op, const Tensor& k, const Tensor& v, DType dtype, Device device) {
   MOH_CHECK(k.defined() && v.defined(), op, ": k and v must be defined");
   MOH_CHECK(k.dim() == 4 && v.dim() == 4, op, ": expected k [B, H, Tk, D] and v [B, H, Tk, Dv], got ", describe(k),
@@ -25,7 +29,7 @@ void check_kv(const char* op, const Tensor& k, const Tensor& v, DType dtype, Dev
   MOH_CHECK(v.size(0) == k.size(0) && v.size(1) == k.size(1) && v.size(2) == k.size(2), op,
             ": k and v disagree on [B, H, Tk]: ", describe(k), " vs ", describe(v));
   MOH_CHECK(k.size(2) >= 1, op, ": need at least one key, got ", describe(k));
-  dispatch_floating(dtype, op, []<class T>() {});
+  MOH_CHECK(is_math_float(k), op, ": expected ", math_float_names(k), " operands, got ", describe(k));
 }
 
 void check_dense(const char* op, const Tensor& q, const Tensor& k, const Tensor& v) {
@@ -49,11 +53,23 @@ void check_packed(const char* op, const Tensor& q_rows, const Tensor& row_offset
   MOH_CHECK(q_pos.defined() && q_pos.dtype() == DType::Int64 && q_pos.dim() == 1 && q_pos.numel() == rows &&
                 q_pos.is_contiguous(),
             op, ": q_pos must be a contiguous int64 [R] = [", rows, "] tensor, got ", describe(q_pos));
-  const int64_t* off = row_offsets.data<int64_t>();
+  MOH_CHECK(row_offsets.device() == q_rows.device() && q_pos.device() == q_rows.device(), op,
+            ": row_offsets and q_pos must be on ", q_rows.device(), " like q_rows, got ", describe(row_offsets),
+            " and ", describe(q_pos));
+  const std::vector<int64_t> off = row_offsets.to_vector<int64_t>();  // G + 1 values (a copy from a GPU)
   MOH_CHECK(off[0] == 0 && off[groups] == rows, op, ": row_offsets must start at 0 and end at R = ", rows,
             ", got ", off[0], " and ", off[groups]);
   for (int64_t g = 0; g < groups; ++g)
     MOH_CHECK(off[g] <= off[g + 1], op, ": row_offsets decrease at group ", g, " (", off[g], " > ", off[g + 1], ")");
+}
+
+// grad_out matches the saved forward output, whose lse has the dtype the forward gave it.
+void check_saved(const char* op, const Tensor& grad_out, const AttentionForward& saved, const Tensor& q) {
+  MOH_CHECK(grad_out.defined() && grad_out.shape() == saved.out.shape() && grad_out.dtype() == q.dtype(), op,
+            ": grad_out ", describe(grad_out), " must match the forward output ", describe(saved.out));
+  MOH_CHECK(saved.lse.defined() && saved.lse.dtype() == lse_dtype(q.dtype()) && saved.lse.device() == q.device(), op,
+            ": the saved lse must be ", dtype_name(lse_dtype(q.dtype())), " on ", q.device(), ", got ",
+            describe(saved.lse));
 }
 
 }  // namespace
@@ -63,7 +79,7 @@ AttentionForward attention(const Tensor& q_in, const Tensor& k_in, const Tensor&
   Tensor q = with_unit_last_stride(q_in), k = with_unit_last_stride(k_in), v = with_unit_last_stride(v_in);
   const int64_t b = q.size(0), h = q.size(1), tq = q.size(2);
   AttentionForward fwd{empty_bthc(b, h, tq, v.size(3), q.dtype(), q.device()),
-                       Tensor::empty({b, h, tq}, q.dtype(), q.device())};
+                       Tensor::empty({b, h, tq}, lse_dtype(q.dtype()), q.device())};
   MOH_BACKEND(q.device(), attention, fwd.out, fwd.lse, q, k, v, scale, causal);
   return fwd;
 }
@@ -71,9 +87,7 @@ AttentionForward attention(const Tensor& q_in, const Tensor& k_in, const Tensor&
 AttentionBackward attention_backward(const Tensor& grad_out, const Tensor& q_in, const Tensor& k_in,
                                      const Tensor& v_in, const AttentionForward& saved, double scale, bool causal) {
   check_dense("attention_backward", q_in, k_in, v_in);
-  MOH_CHECK(grad_out.defined() && grad_out.shape() == saved.out.shape() && grad_out.dtype() == q_in.dtype(),
-            "attention_backward: grad_out ", describe(grad_out), " must match the forward output ",
-            describe(saved.out));
+  check_saved("attention_backward", grad_out, saved, q_in);
   Tensor q = with_unit_last_stride(q_in), k = with_unit_last_stride(k_in), v = with_unit_last_stride(v_in);
   const int64_t b = q.size(0), h = q.size(1);
   AttentionBackward grads{empty_bthc(b, h, q.size(2), q.size(3), q.dtype(), q.device()),
@@ -89,7 +103,7 @@ AttentionForward attention_packed(const Tensor& q_rows_in, const Tensor& row_off
   check_packed("attention_packed", q_rows_in, row_offsets, q_pos, k_in, v_in);
   Tensor q = with_unit_last_stride(q_rows_in), k = with_unit_last_stride(k_in), v = with_unit_last_stride(v_in);
   AttentionForward fwd{Tensor::empty({q.size(0), v.size(3)}, q.dtype(), q.device()),
-                       Tensor::empty({q.size(0)}, q.dtype(), q.device())};
+                       Tensor::empty({q.size(0)}, lse_dtype(q.dtype()), q.device())};
   MOH_BACKEND(q.device(), attention_packed, fwd.out, fwd.lse, q, row_offsets, q_pos, k, v, scale, causal);
   return fwd;
 }
@@ -98,9 +112,7 @@ AttentionBackward attention_packed_backward(const Tensor& grad_out, const Tensor
                                             const Tensor& q_pos, const Tensor& k_in, const Tensor& v_in,
                                             const AttentionForward& saved, double scale, bool causal) {
   check_packed("attention_packed_backward", q_rows_in, row_offsets, q_pos, k_in, v_in);
-  MOH_CHECK(grad_out.defined() && grad_out.shape() == saved.out.shape() && grad_out.dtype() == q_rows_in.dtype(),
-            "attention_packed_backward: grad_out ", describe(grad_out), " must match the forward output ",
-            describe(saved.out));
+  check_saved("attention_packed_backward", grad_out, saved, q_rows_in);
   Tensor q = with_unit_last_stride(q_rows_in), k = with_unit_last_stride(k_in), v = with_unit_last_stride(v_in);
   const int64_t b = k.size(0), h = k.size(1);
   AttentionBackward grads{Tensor::empty(q.shape(), q.dtype(), q.device()),
