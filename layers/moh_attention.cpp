@@ -149,7 +149,7 @@ ag::Variable MoHAttention::forward_sparse(const ag::Variable& x, const Tensor& p
   if (!gathered) {
     // Unselected (token, head) pairs enter W_O as zero rows: one GEMM over every head.
     ag::Variable routed = ag::view(
-        ag::index_add(ag::Variable(zeros({n * e, dh}, o_rows.dtype())), 0, rows.routed_index, o_rows),
+        ag::index_add(ag::Variable(zeros({n * e, dh}, o_rows.dtype(), o_rows.device())), 0, rows.routed_index, o_rows),
         {batch, tokens, e, dh});
     ag::Variable all = hs > 0 ? ag::cat({o_shared, routed}, 2) : routed;
     return proj_->forward(ag::reshape(all, {batch, tokens, h * dh}));

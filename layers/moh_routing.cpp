@@ -20,7 +20,7 @@ std::pair<Tensor, Tensor> select_topk(const Tensor& p, int64_t k) {
   std::vector<float> mask(size_t(n * e), 0.0f);
   for (int64_t i = 0; i < n; ++i)
     for (int64_t j = 0; j < k; ++j) mask[size_t(i * e + idx[size_t(i * k + j)])] = 1.0f;
-  return {from_vector(idx, {n, k}), from_vector(mask, {n, e}, p.dtype())};
+  return {from_vector(idx, {n, k}, DType::Int64, p.device()), from_vector(mask, {n, e}, p.dtype(), p.device())};
 }
 
 // Forward value: the binary mask; gradient: passed straight through to `soft` where the mask is
@@ -67,7 +67,7 @@ Routing learned_routing(const ag::Variable& x, const GateLayers& layers, const H
   if (hs == 0) {
     out.gates = r;
   } else {
-    ag::Variable s = hs == 1 ? ag::Variable(ones({n, 1}, x.dtype()))
+    ag::Variable s = hs == 1 ? ag::Variable(ones({n, 1}, x.dtype(), x.device()))
                              : ag::mul(ag::softmax(layers.shared_gate->forward(x), 1), double(hs));
     ag::Variable a = ag::mul(ag::softmax(layers.stage_gate->forward(x), 1), 2.0);  // [N, 2]
     out.gates = ag::cat({ag::mul(ag::narrow(a, 1, 0, 1), s), ag::mul(ag::narrow(a, 1, 1, 1), r)}, 1);
@@ -92,7 +92,7 @@ Routing query_norm_routing(const ag::Variable& q, const HeadSplit& split, double
   out.topk = topk;
   out.probs = score.data();
   ag::Variable routed_gates = straight_through(mask, score);
-  out.gates = hs == 0 ? routed_gates : ag::cat({ag::Variable(ones({n, hs}, q.dtype())), routed_gates}, 1);
+  out.gates = hs == 0 ? routed_gates : ag::cat({ag::Variable(ones({n, hs}, q.dtype(), q.device())), routed_gates}, 1);
   return out;
 }
 
@@ -117,10 +117,9 @@ RoutedRows pack_routed_rows(const Tensor& topk, int64_t batch, int64_t tokens, c
     }
   std::vector<int64_t> head_offsets(size_t(e + 1));
   for (int64_t h = 0; h <= e; ++h) head_offsets[size_t(h)] = counts[size_t(h * batch)];
-  const int64_t rows = n * k;
-  return {from_vector(token_index, {rows}),         from_vector(q_pos, {rows}),
-          from_vector(pair_index, {rows}),          from_vector(routed_index, {rows}),
-          from_vector(counts, {e * batch + 1}),     from_vector(head_offsets, {e + 1})};
+  const Device device = topk.device();
+  auto index = [&](const std::vector<int64_t>& v) { return from_vector(v, {int64_t(v.size())}, DType::Int64, device); };
+  return {index(token_index), index(q_pos), index(pair_index), index(routed_index), index(counts), index(head_offsets)};
 }
 
 RoutingStats routing_stats(const Routing& routing, const HeadSplit& split, int64_t tokens) {
