@@ -162,8 +162,8 @@ struct Trainer::Impl {
       if (d.scheduler.count("loss_scale"))
         scaler->load_state_dict(d.scheduler);
       else
-        log->warn(str_cat("checkpoint '", path, "' holds no loss scale (not an fp16 run): starting from loss_scale.init ",
-                          scaler->scale()));
+        log->warn(str_cat("checkpoint '", path, "' holds no loss scale (not an fp16 run): starting from ",
+                          "loss_scale.init ", scaler->scale()));
     }
     task.load_data_state(d.data);
     for (auto& [name, gen] : task.generators()) {
@@ -197,8 +197,9 @@ struct Trainer::Impl {
     for (const std::string& w : checkpoints->take_warnings()) log->warn(w);
     if (resume) restore(resume->path, resume->data);
     dp->broadcast_state(step);
-    log->info(str_cat("training ", total_steps, " steps of ", batch, " samples (", accum, " x ", micro, ") in ", run_dir,
-                      "; model has ", task.model().num_parameters(), " parameters; ", device, ", ", precision.name()));
+    log->info(str_cat("training ", total_steps, " steps of ", batch, " samples (", accum, " x ", micro, ") in ",
+                      run_dir, "; model has ", task.model().num_parameters(), " parameters; ", device, ", ",
+                      precision.name()));
     if (dp->sharded())
       log->info(str_cat("optimizer state sharded over ", dp->world_size(), " ranks (ZeRO-1): ",
                         double(optimizer->state_bytes()) / (1 << 20), " MiB on rank 0"));
@@ -251,7 +252,6 @@ struct Trainer::Impl {
         scaler->update(true);
         log->info(str_cat("step ", step, ": loss scale overflow, scale -> ", scaler->scale(), " (update skipped)"));
       } else {
-        if (scaler) scaler->update(false);
         const NamedParameters params = task.model().named_parameters();
         const GradNorm gn = dp->clip_gradients(params, clip);
         if (!gn.finite() || !std::isfinite(step_loss)) {
@@ -274,6 +274,7 @@ struct Trainer::Impl {
           norm_sum += gn.norm;
           ++logged_steps;
         }
+        if (scaler) scaler->update(false);  // after a possible abort: its checkpoint holds the scale before this step
       }
       ++step;
       const double step_ms = seconds_since(step_start) * 1e3;
