@@ -78,10 +78,9 @@ void Module::train(bool on) {
 
 void Module::to(Device device) {
   for (auto& [_, v] : params_) {
-    if (v.device() == device) continue;
-    ag::Variable moved(v.data().to(device), v.requires_grad());
-    moved.set_name(v.name());
-    v = moved;
+    ag::detail::VariableImpl& impl = *v.impl();
+    impl.data = impl.data.to(device);
+    if (impl.grad.defined()) impl.grad = impl.grad.to(device);
   }
   for (auto& [_, t] : buffers_) t = t.to(device);
   for (auto& [_, child] : children_) child->to(device);

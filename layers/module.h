@@ -43,7 +43,11 @@ class Module {
   bool is_training() const { return training_; }
 
   // Moves every parameter and buffer to `device` (keeping names, shapes and requires_grad).
-  void to(Device device);
+  // Parameters move in place: every handle to a parameter (a layer's weight_ member, an
+  // optimizer's or a hook's copy) sees the moved tensor. Buffers are replaced, so a module that
+  // keeps its own handle to a buffer, or tensors outside its parameters and buffers, overrides
+  // this to move them as well (calling Module::to first).
+  virtual void to(Device device);
 
   // Parameters and buffers by dotted name (tensors alias the module's storage; clone to keep).
   StateDict state_dict() const;

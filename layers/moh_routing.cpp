@@ -117,9 +117,8 @@ RoutedRows pack_routed_rows(const Tensor& topk, int64_t batch, int64_t tokens, c
     }
   std::vector<int64_t> head_offsets(size_t(e + 1));
   for (int64_t h = 0; h <= e; ++h) head_offsets[size_t(h)] = counts[size_t(h * batch)];
-  const int64_t rows = n * k;
-  const Device on = topk.device();  // the packing is built on the host, used where the routing lives
-  auto index = [on](const std::vector<int64_t>& v) { return from_vector(v, {int64_t(v.size())}, DType::Int64, on); };
+  const Device device = topk.device();
+  auto index = [&](const std::vector<int64_t>& v) { return from_vector(v, {int64_t(v.size())}, DType::Int64, device); };
   return {index(token_index), index(q_pos), index(pair_index), index(routed_index), index(counts), index(head_offsets)};
 }
 

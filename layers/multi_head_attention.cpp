@@ -55,9 +55,14 @@ void MultiHeadAttention::check_input(const ag::Variable& x) const {
             dtype_name(options_.dtype));
 }
 
+void MultiHeadAttention::to(Device device) {
+  Module::to(device);
+  if (rope_) rope_->to(device);
+}
+
 Tensor MultiHeadAttention::resolve_positions(const Tensor& positions, int64_t batch, int64_t tokens) const {
   if (!rope_) return {};
-  Tensor pos = positions.defined() ? positions : arange(tokens);
+  Tensor pos = positions.defined() ? positions : arange(tokens, DType::Int64, rope_->cos().device());
   MOH_CHECK(pos.dtype() == DType::Int64 && (pos.shape() == Shape{tokens} || pos.shape() == Shape{batch, tokens}),
             layer_label(*this), ": positions must be int64 [T] or [B, T] = [", batch, ", ", tokens, "], got ",
             describe(pos));

@@ -41,6 +41,7 @@ class MultiHeadAttention : public Module {
   MultiHeadAttention(const AttentionOptions& options, Generator& gen);
   std::string type_name() const override { return "MultiHeadAttention"; }
   std::string extra_repr() const override;
+  void to(Device device) override;  // also the RoPE tables
 
   // x [B, T, dim]; positions (RoPE only): undefined = 0..T-1, int64 [T] or [B, T].
   virtual AttentionOutput forward(const ag::Variable& x, const Tensor& positions = {});

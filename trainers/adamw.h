@@ -2,8 +2,10 @@
 //   p -= lr * wd * p                 (decoupled decay; wd = 0 in the no-decay group)
 //   m = beta1 * m + (1 - beta1) * g,  v = beta2 * v + (1 - beta2) * g^2
 //   p -= lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)   (eps outside the sqrt)
-// State "exp_avg" (m) and "exp_avg_sq" (v). One fused in-place pass per parameter (OpenMP over big
-// tensors); the arithmetic runs in the parameter dtype (float32 master weights, or float64).
+// State "exp_avg" (m) and "exp_avg_sq" (v). CPU parameters: one fused in-place pass per parameter
+// (OpenMP over big tensors); other devices: the same rule as in-place ops (core/ops.h), a few
+// elementwise kernels per parameter. Either way the arithmetic runs in the parameter dtype (float32
+// master weights, or float64) with the scalars rounded to it once.
 #pragma once
 
 #include <cmath>

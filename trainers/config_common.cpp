@@ -102,11 +102,27 @@ Schema common_schema() {
             .def(false));
 
   s.add(Key::Enum("precision", {"fp32", "bf16", "fp16"},
-                  "compute precision: fp32, or bf16/fp16 mixed precision with fp32 master weights")
+                  "GEMM precision: fp32, or bf16/fp16 mixed precision (CUDA only): GEMM inputs rounded to 16 bits, "
+                  "float32 master weights, activations and gradients; fp16 adds dynamic loss scaling")
             .def("fp32"));
-  s.add(Key::String("device", "device to train on (cuda means cuda:0)")
+  s.add(Key::Float("loss_scale.init", "fp16: initial loss scale").def(65536).min(1));
+  s.add(Key::Float("loss_scale.growth_factor",
+                   "fp16: the scale is multiplied by this after loss_scale.growth_interval finite steps in a row")
+            .def(2.0)
+            .min(1));
+  s.add(Key::Float("loss_scale.backoff_factor",
+                   "fp16: the scale is multiplied by this when a step's gradients overflow (the step is skipped)")
+            .def(0.5)
+            .range(0.01, 0.99));
+  s.add(Key::Int("loss_scale.growth_interval", "fp16: finite steps in a row before the scale grows").def(2000).min(1));
+  s.add(Key::String("device", "device to train on (cuda means cuda:0, or the local rank's GPU under a launcher)")
             .def("cpu")
             .match("cpu|cuda(:[0-9]+)?", "cpu, cuda or cuda:N"));
+  s.add(Key::Bool("deterministic",
+                  "bitwise reproducible CUDA runs: fixed GEMM algorithms without split-K workspaces (the CPU is "
+                  "always deterministic)")
+            .def(false));
+  s.add(Key::Bool("tf32", "float32 GEMMs on CUDA may use TF32 tensor cores (10-bit mantissa inputs)").def(false));
   s.add(Key::Int("threads", "CPU threads for ops and BLAS (0 = OMP_NUM_THREADS or all cores)").def(0).min(0));
   return s;
 }

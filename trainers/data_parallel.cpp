@@ -42,7 +42,8 @@ Tensor flat_view(const Tensor& t) { return t.view({t.numel()}); }
 
 struct DataParallel::State {
   Module& model;
-  dist::Communicator& comm;
+  dist::Communicator& comm;  // the model's tensors
+  dist::Communicator& host;  // host values
   DataParallelOptions opt;
   std::vector<ag::Variable> params;
   std::vector<size_t> bucket_of;
@@ -55,7 +56,8 @@ struct DataParallel::State {
   double comm_at_start = 0;
   DataParallelStats stats;
 
-  State(Module& m, dist::Communicator& c, DataParallelOptions o) : model(m), comm(c), opt(o) {}
+  State(Module& m, dist::Communicator& c, dist::Communicator& h, DataParallelOptions o)
+      : model(m), comm(c), host(h), opt(o) {}
 
   Tensor slice(size_t i) {
     const Bucket& b = buckets[bucket_of[i]];
@@ -198,10 +200,19 @@ struct DataParallel::State {
   }
 };
 
-DataParallel::DataParallel(Module& model, dist::Communicator& comm, DataParallelOptions options)
-    : state_(std::make_shared<State>(model, comm, options)), uncaught_at_start_(std::uncaught_exceptions()) {
+DataParallel::DataParallel(Module& model, dist::Communicator& comm, DataParallelOptions options,
+                           dist::Communicator* host)
+    : state_(std::make_shared<State>(model, comm, host ? *host : comm, options)),
+      uncaught_at_start_(std::uncaught_exceptions()) {
   State& s = *state_;
+  MOH_CHECK(s.host.device().is_cpu() && s.host.size() == comm.size() && s.host.rank() == comm.rank(),
+            "DataParallel: the host communicator must be a CPU one over the same ranks, got ", s.host.backend(),
+            " on ", s.host.device(), " (rank ", s.host.rank(), " of ", s.host.size(), ") next to ", comm.backend(),
+            " (rank ", comm.rank(), " of ", comm.size(), ")");
   if (comm.size() == 1) return;
+  for (const auto& [name, p] : model.named_parameters())
+    MOH_CHECK(p.device() == comm.device(), "DataParallel: parameter '", name, "' is on ", p.device(), " but the ",
+              comm.backend(), " communicator on ", comm.device());
   s.build_buckets();
   std::weak_ptr<State> weak = state_;
   for (size_t i = 0; i < s.params.size(); ++i)
@@ -218,12 +229,21 @@ dist::Communicator& configured_world(const Config& cfg) {
   dist::set_timeout(cfg.get_float("distributed.timeout_s"));
   return dist::world();
 }
+
+// The communicator for the model's tensors: the CPU world, or NCCL on the parameters' GPU when there
+// is more than one rank (one process needs no collectives at all).
+dist::Communicator& model_communicator(const Module& model, dist::Communicator& world) {
+  const auto params = model.named_parameters();
+  const Device device = params.empty() ? Device::cpu() : params[0].second.device();
+  return device.is_cpu() || world.size() == 1 ? world : dist::communicator_for(device);
+}
 }  // namespace
 
 DataParallel::DataParallel(Module& model, const Config& cfg)
-    : DataParallel(model, configured_world(cfg),
+    : DataParallel(model, model_communicator(model, configured_world(cfg)),
                    {cfg.get_float("distributed.bucket_mb"), cfg.get_string("moh.balance_scope") == "global",
-                    cfg.get_bool("distributed.shard_optimizer")}) {}
+                    cfg.get_bool("distributed.shard_optimizer")},
+                   &dist::world()) {}
 
 DataParallel::~DataParallel() {
   if (world_size() > 1 && state_->opt.global_balance) set_balance_load_reducer(nullptr);
@@ -236,7 +256,7 @@ int DataParallel::world_size() const { return state_->comm.size(); }
 void DataParallel::broadcast_state(int64_t step) {
   State& s = *state_;
   if (s.comm.size() == 1) return;
-  const std::vector<int64_t> steps = dist::all_gather(s.comm, from_vector(std::vector<int64_t>{step}, {1}),
+  const std::vector<int64_t> steps = dist::all_gather(s.host, from_vector(std::vector<int64_t>{step}, {1}),
                                                       "resume step").to_vector<int64_t>();
   for (int r = 1; r < s.comm.size(); ++r)
     MOH_CHECK(steps[size_t(r)] == steps[0], "data-parallel start: rank ", r, " is at step ", steps[size_t(r)],
@@ -263,7 +283,7 @@ void DataParallel::finish_gradients() {
 void DataParallel::sum(std::vector<double>& values) {
   if (state_->comm.size() == 1 || values.empty()) return;
   Tensor t = from_vector(values, {int64_t(values.size())}, DType::Float64);
-  dist::all_reduce(state_->comm, t, dist::ReduceOp::Sum, "metrics");
+  dist::all_reduce(state_->host, t, dist::ReduceOp::Sum, "metrics");
   values = t.to_vector<double>();
 }
 
@@ -292,7 +312,7 @@ GradNorm DataParallel::clip_gradients(const NamedParameters& params, double max_
   for (size_t i = 0; i < params.size() && !local.finite(); ++i)
     if (params[i].first == local.nonfinite) local_nonfinite = double(i);
   const Tensor mine = from_vector(std::vector<double>{local.norm * local.norm, local_nonfinite}, {2}, DType::Float64);
-  const std::vector<double> all = dist::all_gather(state_->comm, mine, "gradient norm").to_vector<double>();
+  const std::vector<double> all = dist::all_gather(state_->host, mine, "gradient norm").to_vector<double>();
   double total = 0, first_nonfinite = double(params.size());
   for (size_t r = 0; r < all.size(); r += 2) {
     total += all[r];

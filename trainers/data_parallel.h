@@ -15,6 +15,9 @@
 // optimizer updates (and keeps state for) that chunk only; finish_step() all-gathers the updated
 // parameters. Gradient norms and optimizer checkpoints are then reduced/gathered over ranks, so the
 // run, its logs and its checkpoints equal an unsharded one's.
+// Communicators: tensors of the model (gradient buckets, parameters, buffers, MoH head loads) go
+// through the communicator of the model's device (NCCL for CUDA parameters), host values (metrics,
+// flags, steps, norms) through a CPU communicator over the same ranks.
 #pragma once
 
 #include <algorithm>
@@ -47,8 +50,12 @@ struct DataParallelStats {
 
 class DataParallel {
  public:
-  DataParallel(Module& model, dist::Communicator& comm, DataParallelOptions options);
-  // From the config (distributed.*, moh.balance_scope) over dist::world(), whose timeout it sets.
+  // `comm` carries the model's tensors (its device must be theirs); `host`, a CPU communicator over
+  // the same ranks, carries host values (nullptr: `comm` itself, which must then be a CPU one).
+  DataParallel(Module& model, dist::Communicator& comm, DataParallelOptions options,
+               dist::Communicator* host = nullptr);
+  // From the config (distributed.*, moh.balance_scope) over dist::world(), whose timeout it sets, and
+  // for CUDA parameters with world size > 1 over dist::communicator_for(their device) (NCCL).
   DataParallel(Module& model, const Config& cfg);
   // When destroyed by an exception, marks the job failed (peers are aborted, not left waiting).
   ~DataParallel();

@@ -1,4 +1,4 @@
-// Global gradient norm and clipping on the CPU.
+// Global gradient norm and clipping (see grad_clip.h).
 #include "trainers/grad_clip.h"
 
 #include <algorithm>
@@ -53,23 +53,48 @@ std::vector<std::pair<std::string, ag::Variable>> with_grads(const NamedParamete
   for (const auto& [name, var] : params) {
     MOH_CHECK(var.defined(), "clip_grad_norm: parameter '", name, "' is undefined");
     if (!var.grad().defined() || !seen.insert(var.impl().get()).second) continue;
-    MOH_CHECK(var.grad().device().is_cpu(), "clip_grad_norm: the gradient of '", name, "' is on ",
-              var.grad().device(), "; this build handles CPU gradients only");
+    MOH_CHECK(out.empty() || var.grad().device() == out[0].second.grad().device(), "clip_grad_norm: the gradient of '",
+              name, "' is on ", var.grad().device(), " but that of '", out[0].first, "' on ",
+              out[0].second.grad().device());
     out.emplace_back(name, var);
   }
   return out;
 }
 
-GradNorm norm_of(const std::vector<std::pair<std::string, ag::Variable>>& params) {
+// The op path: per gradient, its float64 sum of squares and sum(g - g) (0, or nan for inf/nan
+// elements), stacked into one tensor read back once.
+std::vector<SumSq> sums_with_ops(const std::vector<Tensor>& grads) {
+  std::vector<Tensor> parts;
+  for (const Tensor& g : grads) {
+    const Tensor g64 = g.to(DType::Float64);
+    parts.push_back(sum(mul(g64, g64)));
+    parts.push_back(sum(sub(g64, g64)));
+  }
+  const std::vector<double> host = stack(parts, 0).to_vector<double>();
+  std::vector<SumSq> out(grads.size());
+  for (size_t i = 0; i < grads.size(); ++i) out[i] = {host[2 * i], host[2 * i + 1] == 0};
+  return out;
+}
+
+GradNorm norm_of(const std::vector<std::pair<std::string, ag::Variable>>& params, UpdatePath path) {
+  std::vector<Tensor> grads;
+  for (const auto& [name, var] : params) grads.push_back(var.grad());
+  std::vector<SumSq> sums(grads.size());
+  if (!grads.empty() && !runs_host_loop(path, grads[0])) {
+    sums = sums_with_ops(grads);
+  } else {
+    for (size_t i = 0; i < grads.size(); ++i) {
+      const Tensor g = grads[i].contiguous();
+      sums[i] = dispatch_floating(g.dtype(), "clip_grad_norm", [&]<class T>() {
+        return sum_squares(g.data<T>(), g.numel());
+      });
+    }
+  }
   GradNorm out;
   double total = 0;
-  for (const auto& [name, var] : params) {
-    const Tensor g = var.grad().contiguous();
-    const SumSq s = dispatch_floating(g.dtype(), "clip_grad_norm", [&]<class T>() {
-      return sum_squares(g.data<T>(), g.numel());
-    });
-    total += s.sum;
-    if (!s.finite && out.nonfinite.empty()) out.nonfinite = name;
+  for (size_t i = 0; i < sums.size(); ++i) {
+    total += sums[i].sum;
+    if (!sums[i].finite && out.nonfinite.empty()) out.nonfinite = params[i].first;
   }
   out.norm = std::sqrt(total);
   return out;
@@ -77,10 +102,10 @@ GradNorm norm_of(const std::vector<std::pair<std::string, ag::Variable>>& params
 
 }  // namespace
 
-GradNorm grad_norm(const NamedParameters& params) { return norm_of(with_grads(params)); }
+GradNorm grad_norm(const NamedParameters& params, UpdatePath path) { return norm_of(with_grads(params), path); }
 
-GradNorm clip_grad_norm(const NamedParameters& params, double max_norm) {
-  return clip_to_norm(params, grad_norm(params), max_norm);
+GradNorm clip_grad_norm(const NamedParameters& params, double max_norm, UpdatePath path) {
+  return clip_to_norm(params, grad_norm(params, path), max_norm);
 }
 
 GradNorm clip_to_norm(const NamedParameters& params, GradNorm norm, double max_norm) {

@@ -80,9 +80,13 @@ void Optimizer::set_lr(double lr) {
 void Optimizer::step() {
   for (const auto& p : params_) {  // check everything first, so a failure updates nothing
     const Tensor& data = p.var.data();
-    MOH_CHECK(data.device().is_cpu(), what_, ": parameter '", p.name, "' is on ", data.device(),
-              "; this build updates CPU parameters only");
     MOH_CHECK(data.is_contiguous(), what_, ": parameter '", p.name, "' is no longer contiguous");
+    const Tensor grad = p.var.grad();
+    MOH_CHECK(!grad.defined() || grad.device() == data.device(), what_, ": the gradient of '", p.name, "' is on ",
+              grad.device(), " but the parameter on ", data.device());
+    for (const Tensor& s : p.state)
+      MOH_CHECK(s.device() == data.device(), what_, ": the state of '", p.name, "' is on ", s.device(),
+                " but the parameter on ", data.device(), " (move the model before building its optimizer)");
   }
   for (auto& p : params_) {
     Tensor grad = p.var.grad();

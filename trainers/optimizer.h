@@ -9,6 +9,9 @@
 // the trainer scales each micro-batch loss by 1 / accumulation_steps.
 // Sharding (ZeRO-1, set up by DataParallel): after shard(), the optimizer updates, and keeps state
 // for, one element range of each flattened parameter only; its state tensors are then flat [count].
+// Devices: each update has two implementations in one place, a fused host loop for CPU tensors and
+// a device-agnostic path built from the public ops (core/ops.h) for every other device; UpdatePath
+// selects them (tests force the op path on CPU tensors and compare it with the loop).
 #pragma once
 
 #include <cstdint>
@@ -23,6 +26,13 @@
 namespace moh {
 
 using NamedParameters = std::vector<std::pair<std::string, ag::Variable>>;
+
+// Which implementation a trainer-side update (optimizer step, gradient norm) runs: Auto takes the
+// fused host loop for CPU tensors and the op path (what CUDA tensors run) otherwise; Ops takes the
+// op path for CPU tensors too.
+enum class UpdatePath { Auto, Ops };
+// Whether `t` is updated by the host loop under `path`.
+inline bool runs_host_loop(UpdatePath path, const Tensor& t) { return path == UpdatePath::Auto && t.device().is_cpu(); }
 
 // Whether `param` (named `name`) is trained without weight decay: tensors of at most one dim
 // (biases, norm weights, scales), a parameter whose own name or owning module's name (the last two
@@ -55,6 +65,10 @@ class Optimizer {
   // Drops every gradient (they become undefined, so the next backward starts from zero).
   void zero_grad();
 
+  // The implementation step() runs (UpdatePath::Auto unless a test forces the op path).
+  void set_update_path(UpdatePath path) { path_ = path; }
+  UpdatePath update_path() const { return path_; }
+
   double lr() const { return lr_; }
   void set_lr(double lr);  // finite and >= 0
   int64_t step_count() const { return step_count_; }
@@ -84,9 +98,11 @@ class Optimizer {
   Optimizer(const char* what, const NamedParameters& params, double lr, const std::vector<std::string>& no_decay,
             std::vector<std::string> state_names);
   // Updates `value`, the owned elements of p (flat, contiguous, aliasing the parameter), given
-  // their gradient `grad` (same shape and dtype) and p.state; p.steps already counts this update
-  // (1 on the first).
+  // their gradient `grad` (same shape, dtype and device) and p.state; p.steps already counts this
+  // update (1 on the first). runs_host_loop(update_path(), value) picks the implementation.
   virtual void update(Param& p, const Tensor& value, const Tensor& grad) = 0;
+  // A state tensor as a flat [numel] view, to combine with `value` in the op path.
+  static Tensor flat(const Tensor& state) { return state.view({state.numel()}); }
 
  private:
   const char* what_;
@@ -95,6 +111,7 @@ class Optimizer {
   double lr_ = 0;
   int64_t step_count_ = 0;
   bool sharded_ = false;
+  UpdatePath path_ = UpdatePath::Auto;
 };
 
 }  // namespace moh

@@ -1,10 +1,11 @@
-// SGD's fused CPU update.
+// SGD's update: the fused CPU loop and the op path for other devices (see sgd.h).
 #include "trainers/sgd.h"
 
 #include <cmath>
 
 #include "core/cpu/strided_loop.h"
 #include "core/dispatch.h"
+#include "core/ops.h"
 
 namespace moh {
 
@@ -23,6 +24,23 @@ void sgd_loop(T* __restrict p, T* __restrict buf, const T* __restrict g, int64_t
     }
     p[i] -= lr * d;
   }
+}
+
+// The rule of sgd.h in place with ops on tensors of any device (flat [n], one dtype); `buf` is
+// undefined without momentum.
+void sgd_ops(Tensor p, Tensor buf, const Tensor& g, double lr, double wd, double momentum, double damp_keep,
+             bool first, bool nesterov) {
+  Tensor d = wd != 0 ? add(g, mul(p, wd)) : g;
+  if (buf.defined()) {
+    if (first) {
+      buf.copy_(d);
+    } else {
+      mul_(buf, momentum);
+      add_(buf, d, damp_keep);
+    }
+    d = nesterov ? add(d, mul(buf, momentum)) : buf;
+  }
+  add_(p, d, -lr);
 }
 
 }  // namespace
@@ -44,6 +62,11 @@ Sgd::Sgd(const NamedParameters& params, const SgdOptions& options)
 
 void Sgd::update(Param& p, const Tensor& value, const Tensor& grad) {
   const double wd = p.decay ? options_.weight_decay : 0.0;
+  if (!runs_host_loop(update_path(), value)) {
+    sgd_ops(value, p.state.empty() ? Tensor() : flat(p.state[0]), grad, lr(), wd, options_.momentum,
+            1 - options_.dampening, p.steps == 1, options_.nesterov);
+    return;
+  }
   dispatch_floating(grad.dtype(), "SGD", [&]<class T>() {
     T* buf = p.state.empty() ? nullptr : p.state[0].data<T>();
     sgd_loop(value.data<T>(), buf, grad.data<T>(), grad.numel(), T(lr()), T(wd), T(options_.momentum),

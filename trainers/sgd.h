@@ -3,7 +3,8 @@
 //   momentum > 0: b = (t == 1) ? d : momentum * b + (1 - dampening) * d
 //                 d = nesterov ? d + momentum * b : b
 //   p -= lr * d
-// State "momentum_buffer" (b) only when momentum > 0. One fused in-place pass per parameter.
+// State "momentum_buffer" (b) only when momentum > 0. CPU parameters: one fused in-place pass per
+// parameter; other devices: the same rule as in-place ops (core/ops.h).
 #pragma once
 
 #include <string>

@@ -8,6 +8,7 @@
 #include "core/ops.h"
 #include "data/epoch_sampler.h"
 #include "layers/mlp.h"
+#include "trainers/precision.h"
 
 namespace moh {
 namespace {
@@ -31,10 +32,12 @@ class SyntheticTask final : public Task {
   explicit SyntheticTask(const Config& cfg)
       : features_(cfg.get_int("data.features")), classes_(cfg.get_int("data.classes")),
         train_size_(cfg.get_int("data.train_size")), eval_size_(cfg.get_int("data.eval_size")),
-        seed_(uint64_t(cfg.get_int("run.seed"))), sampler_(train_size_, seed_ ^ 0x5eed5eedULL, "synthetic train") {
+        seed_(uint64_t(cfg.get_int("run.seed"))), sampler_(train_size_, seed_ ^ 0x5eed5eedULL, "synthetic train"),
+        device_(training_device(cfg)) {
     Generator init(seed_);
     model_ = std::make_shared<Mlp>(
         MlpOptions{features_, cfg.get_int("model.hidden"), classes_, Activation::Gelu}, init);
+    model_->to(device_);
     Generator teacher_gen(seed_ ^ (kTeacherStream << 56));
     teacher_ = normal({features_, classes_}, 0, 1, teacher_gen);
   }
@@ -70,7 +73,7 @@ class SyntheticTask final : public Task {
   std::map<std::string, Generator*> generators() override { return {}; }
 
  private:
-  // Features and teacher labels of the given sample ids of one stream.
+  // Features and teacher labels of the given sample ids of one stream, on the run's device.
   std::pair<Tensor, Tensor> samples(const std::vector<int64_t>& ids, uint64_t stream) const {
     const int64_t n = int64_t(ids.size());
     Tensor x = Tensor::empty({n, features_});
@@ -79,12 +82,13 @@ class SyntheticTask final : public Task {
       x.select(0, i).copy_(normal({features_}, 0, 1, g));
     }
     Tensor y = argmax(matmul(x, teacher_), 1);
-    return {x, y};
+    return {x.to(device_), y.to(device_)};
   }
 
   int64_t features_, classes_, train_size_, eval_size_;
   uint64_t seed_;
   EpochSampler sampler_;
+  Device device_;
   std::shared_ptr<Mlp> model_;
   Tensor teacher_;
 };

@@ -3,7 +3,8 @@
 // without any dataset. Sample i has features x_i ~ N(0, I) drawn from a Philox stream indexed by i
 // and the label argmax(W_teacher x_i) of a fixed random linear teacher; the model is an MLP
 // (fc1, GELU, fc2) trained with cross-entropy. The training order is a seeded permutation per epoch,
-// so the loader position (epoch, index) fixes every future batch.
+// so the loader position (epoch, index) fixes every future batch. Samples are generated on the CPU
+// (identical for every device) and moved to the run's device with the model.
 #pragma once
 
 #include "trainers/task.h"

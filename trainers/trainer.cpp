@@ -13,6 +13,7 @@
 #include "trainers/data_parallel.h"
 #include "trainers/ema.h"
 #include "trainers/grad_clip.h"
+#include "trainers/precision.h"
 #include "trainers/schedule.h"
 #include "trainers/sgd.h"
 
@@ -57,16 +58,18 @@ std::unique_ptr<Optimizer> make_optimizer(const Config& cfg, const Module& model
                                                       cfg.get_string_list("optim.no_decay")});
 }
 
-// The whole device/precision story of this build: CPU in float32.
-void check_device(const Config& cfg) {
-  const std::string& device = cfg.get_string("device");
-  if (device != "cpu")
-    throw ConfigError(str_cat(cfg.origin("device"), ": device '", device,
-                              "' is not available: this build trains on the CPU only (device: cpu)"));
-  const std::string& precision = cfg.get_string("precision");
-  if (precision != "fp32")
-    throw ConfigError(str_cat(cfg.origin("precision"), ": precision '", precision,
-                              "' needs a CUDA device; on the CPU use precision: fp32"));
+// The task must have built its model on the run's device (and it feeds its batches there).
+void check_model_device(const Module& model, Device device) {
+  for (const auto& [name, p] : model.named_parameters())
+    MOH_CHECK(p.device() == device, "the task left parameter '", name, "' on ", p.device(), " but the run trains on ",
+              device);
+}
+
+// Checkpoints hold CPU copies (a no-op for CPU tensors).
+std::map<std::string, Tensor> on_cpu(const std::map<std::string, Tensor>& tensors) {
+  std::map<std::string, Tensor> out;
+  for (const auto& [name, t] : tensors) out.emplace(name, t.to(Device::cpu()));
+  return out;
 }
 
 }  // namespace
@@ -74,6 +77,9 @@ void check_device(const Config& cfg) {
 struct Trainer::Impl {
   const Config& cfg;
   Task& task;
+  Device device;
+  MixedPrecision precision;
+  NumericsScope numerics;
   std::string run_dir;
   std::unique_ptr<RunLog> log;
   std::unique_ptr<Optimizer> optimizer;
@@ -87,8 +93,10 @@ struct Trainer::Impl {
   std::map<std::string, double> last_eval;
   std::string last_checkpoint;
 
-  Impl(const Config& c, Task& t) : cfg(c), task(t) {
-    check_device(cfg);
+  Impl(const Config& c, Task& t)
+      : cfg(c), task(t), device(training_device(cfg)), precision(MixedPrecision::from_config(cfg, device)),
+        numerics(cfg, precision) {
+    check_model_device(task.model(), device);
     if (cfg.get_int("threads") > 0) set_num_threads(int(cfg.get_int("threads")));
     run_dir = cfg.get_string("run.dir") + "/" + cfg.get_string("run.name");
     batch = cfg.get_int("train.batch_size");
@@ -121,10 +129,11 @@ struct Trainer::Impl {
     d.step = step;
     d.epoch = task.data_state().count("epoch") ? task.data_state().at("epoch") : 0;
     d.config_text = cfg.dump();
-    d.model = task.model().state_dict();
-    if (ema) d.ema = ema->state_dict();
-    d.optimizer = std::move(optimizer_state);
+    d.model = on_cpu(task.model().state_dict());
+    if (ema) d.ema = on_cpu(ema->state_dict());
+    d.optimizer = on_cpu(optimizer_state);
     d.scheduler = {{"step", double(step)}, {"lr", optimizer->lr()}};
+    if (const DynamicLossScaler* scaler = precision.scaler()) d.scheduler.merge(scaler->state_dict());
     for (auto& [name, gen] : task.generators()) d.rng[name] = {gen->seed(), gen->offset()};
     d.data = task.data_state();
     for (auto& [name, value] : last_eval) d.metrics["eval/" + name] = value;
@@ -148,6 +157,13 @@ struct Trainer::Impl {
     if (ema) {
       MOH_CHECK(!d.ema.empty(), "checkpoint '", path, "' holds no EMA weights but ema.decay is set");
       ema->load_state_dict(d.ema);
+    }
+    if (DynamicLossScaler* scaler = precision.scaler()) {
+      if (d.scheduler.count("loss_scale"))
+        scaler->load_state_dict(d.scheduler);
+      else
+        log->warn(str_cat("checkpoint '", path, "' holds no loss scale (not an fp16 run): starting from ",
+                          "loss_scale.init ", scaler->scale()));
     }
     task.load_data_state(d.data);
     for (auto& [name, gen] : task.generators()) {
@@ -181,8 +197,9 @@ struct Trainer::Impl {
     for (const std::string& w : checkpoints->take_warnings()) log->warn(w);
     if (resume) restore(resume->path, resume->data);
     dp->broadcast_state(step);
-    log->info(str_cat("training ", total_steps, " steps of ", batch, " samples (", accum, " x ", micro, ") in ", run_dir,
-                      "; model has ", task.model().num_parameters(), " parameters"));
+    log->info(str_cat("training ", total_steps, " steps of ", batch, " samples (", accum, " x ", micro, ") in ",
+                      run_dir, "; model has ", task.model().num_parameters(), " parameters; ", device, ", ",
+                      precision.name()));
     if (dp->sharded())
       log->info(str_cat("optimizer state sharded over ", dp->world_size(), " ranks (ZeRO-1): ",
                         double(optimizer->state_bytes()) / (1 << 20), " MiB on rank 0"));
@@ -195,7 +212,11 @@ struct Trainer::Impl {
     auto window_start = std::chrono::steady_clock::now();
     const auto run_start = window_start;
     const int64_t first_step = step;
-    cpu_allocator().reset_peak();
+    Allocator& memory = allocator_for(device);
+    memory.reset_peak();
+    std::vector<ag::Variable> trained;  // each trained parameter once (the loss scaler unscales them)
+    for (const Optimizer::Param& p : optimizer->params()) trained.push_back(p.var);
+    DynamicLossScaler* scaler = precision.scaler();
 
     while (step < total_steps) {
       const auto step_start = std::chrono::steady_clock::now();
@@ -213,46 +234,54 @@ struct Trainer::Impl {
         }
         step_loss += out.loss.data().item<double>() / double(accum);
         dp->begin_micro_batch(m + 1 == accum);
-        ag::backward(ag::div(loss, double(accum)));
+        ag::backward(precision.backward_loss(ag::div(loss, double(accum))));
         samples += out.samples;
         tokens += out.tokens;
       }
       dp->finish_gradients();
-      // Every rank decides on the global loss and on a stop any rank was asked for.
-      std::vector<double> global{step_loss, step_lb, g_stop_requested.load() ? 1.0 : 0.0};
+      const bool overflow = scaler && !scaler->unscale_and_check(trained);
+      // Every rank decides on the global loss, on a stop any rank was asked for and on an overflow
+      // any rank found (sharded, each rank checks its own part of the gradients).
+      std::vector<double> global{step_loss, step_lb, g_stop_requested.load() ? 1.0 : 0.0, overflow ? 1.0 : 0.0};
       dp->sum(global);
       step_loss = global[0] / dp->world_size();
       step_lb = global[1] / dp->world_size();
       const bool stop = global[2] > 0;
-      const NamedParameters params = task.model().named_parameters();
-      GradNorm gn = dp->clip_gradients(params, clip);
-      if (!gn.finite() || !std::isfinite(step_loss)) {
-        const std::string what = gn.finite() ? str_cat("the loss is ", step_loss)
-                                             : str_cat("the gradient of '", gn.nonfinite, "' is not finite");
+      if (global[3] > 0) {
         optimizer->zero_grad();
-        if (abort_on_nonfinite) {
-          save();  // the weights are still those of the last good step
-          MOH_FAIL("step ", step, ": ", what, "; saved the last good state to ", last_checkpoint,
-                   " (train.nonfinite: abort)");
+        scaler->update(true);
+        log->info(str_cat("step ", step, ": loss scale overflow, scale -> ", scaler->scale(), " (update skipped)"));
+      } else {
+        const NamedParameters params = task.model().named_parameters();
+        const GradNorm gn = dp->clip_gradients(params, clip);
+        if (!gn.finite() || !std::isfinite(step_loss)) {
+          const std::string what = gn.finite() ? str_cat("the loss is ", step_loss)
+                                               : str_cat("the gradient of '", gn.nonfinite, "' is not finite");
+          optimizer->zero_grad();
+          if (abort_on_nonfinite) {
+            save();  // the weights are still those of the last good step
+            MOH_FAIL("step ", step, ": ", what, "; saved the last good state to ", last_checkpoint,
+                     " (train.nonfinite: abort)");
+          }
+          log->warn(str_cat("step ", step, ": ", what, "; skipping the update (train.nonfinite: skip_step)"));
+        } else {
+          optimizer->step();
+          dp->finish_step();
+          optimizer->zero_grad();
+          if (ema) ema->update(task.model());
+          loss_sum += step_loss;
+          lb_sum += step_lb;
+          norm_sum += gn.norm;
+          ++logged_steps;
         }
-        log->warn(str_cat("step ", step, ": ", what, "; skipping the update (train.nonfinite: skip_step)"));
-        ++step;
-        continue;
+        if (scaler) scaler->update(false);  // after a possible abort: its checkpoint holds the scale before this step
       }
-      optimizer->step();
-      dp->finish_step();
-      optimizer->zero_grad();
-      if (ema) ema->update(task.model());
       ++step;
-      loss_sum += step_loss;
-      lb_sum += step_lb;
-      norm_sum += gn.norm;
-      ++logged_steps;
       const double step_ms = seconds_since(step_start) * 1e3;
       const double rate = double(step - first_step) / std::max(1e-9, seconds_since(run_start));
       log->progress(step, total_steps, rate, str_cat("loss ", step_loss));
 
-      if (step % log_every == 0 || step == total_steps) {
+      if (logged_steps > 0 && (step % log_every == 0 || step == total_steps)) {
         std::vector<double> counts{double(samples), double(tokens)};
         dp->sum(counts);  // throughput over all ranks
         samples = int64_t(counts[0]);
@@ -266,8 +295,9 @@ struct Trainer::Impl {
                               {"grad_norm", norm_sum / double(logged_steps)},
                               {"samples_per_s", double(samples) / window},
                               {"step_ms", step_ms},
-                              {"mem_peak_mb", double(cpu_allocator().stats().peak_bytes) / (1 << 20)}};
+                              {"mem_peak_mb", double(memory.stats().peak_bytes) / (1 << 20)}};
         if (tokens > 0) record["tokens_per_s"] = double(tokens) / window;
+        if (scaler) record["loss_scale"] = scaler->scale();
         log->metrics(record);
         log->info(str_cat("step ", step, "/", total_steps, " loss ", record["loss"].get<double>(), " lr ",
                           optimizer->lr(), " grad_norm ", record["grad_norm"].get<double>(), " ",
@@ -276,7 +306,7 @@ struct Trainer::Impl {
         loss_sum = lb_sum = norm_sum = 0;
         logged_steps = samples = tokens = 0;
         window_start = std::chrono::steady_clock::now();
-        cpu_allocator().reset_peak();
+        memory.reset_peak();
       }
       const bool last = step == total_steps;
       if ((eval_every > 0 && step % eval_every == 0) || last) evaluate();

@@ -1,5 +1,6 @@
 // The ViT classification task (see vit_task.h): config keys, model and data construction, the
-// training micro-batch with label smoothing and Mixup/CutMix, and evaluation.
+// training micro-batch with label smoothing and Mixup/CutMix, and evaluation. The data pipeline and
+// Mixup/CutMix run on the CPU; the model lives on the run's device and batches move there.
 #include "trainers/vit_task.h"
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include "data/memory_image_source.h"
 #include "data/mixup.h"
 #include "models/vit/vit.h"
+#include "trainers/precision.h"
 
 namespace moh {
 namespace {
@@ -166,7 +168,8 @@ class VitTask final : public Task {
         mix_gen_(seed_ ^ kMixKey),
         label_smoothing_(cfg.get_float("data.label_smoothing")),
         eval_batch_(cfg.get_int("eval.batch_size")),
-        predictions_(cfg.has("eval.predictions") ? cfg.get_string("eval.predictions") : "") {
+        predictions_(cfg.has("eval.predictions") ? cfg.get_string("eval.predictions") : ""),
+        device_(training_device(cfg)) {
     mix_.mixup_alpha = cfg.get_float("data.mixup");
     mix_.cutmix_alpha = cfg.get_float("data.cutmix");
     mix_.prob = cfg.get_float("data.mix_prob");
@@ -174,6 +177,7 @@ class VitTask final : public Task {
     options_ = model_options(cfg, *data_);
     Generator init(seed_ ^ kInitKey);
     model_ = std::make_shared<VisionTransformer>(options_, init, dropout_gen_);
+    model_->to(device_);
   }
 
   Module& model() override { return *model_; }
@@ -182,11 +186,12 @@ class VitTask final : public Task {
     ImageBatch batch = data_->next_train(batch_size);
     MixedBatch mixed{batch.images, batch.labels, 1.0};
     if (mix_.enabled()) mixed = mix_batch(batch.images, batch.labels, mix_, mix_gen_);
-    VitOutput out = model_->forward(ag::Variable(mixed.images));
-    ag::Variable loss = ag::cross_entropy(out.logits, batch.labels, label_smoothing_);
+    VitOutput out = model_->forward(ag::Variable(mixed.images.to(device_)));
+    ag::Variable loss = ag::cross_entropy(out.logits, batch.labels.to(device_), label_smoothing_);
     if (mixed.lam < 1.0)
       loss = ag::add(ag::mul(loss, mixed.lam),
-                     ag::mul(ag::cross_entropy(out.logits, mixed.partner_labels, label_smoothing_), 1.0 - mixed.lam));
+                     ag::mul(ag::cross_entropy(out.logits, mixed.partner_labels.to(device_), label_smoothing_),
+                             1.0 - mixed.lam));
     return {loss, std::move(out.balance_losses), batch_size, batch_size * model_->num_tokens()};
   }
 
@@ -200,9 +205,9 @@ class VitTask final : public Task {
     Tensor all_logits = predictions_.empty() ? Tensor() : Tensor::empty({n, classes});
     Tensor all_labels = predictions_.empty() ? Tensor() : Tensor::empty({n}, DType::Int64);
     data_->for_each_eval_batch(eval_batch_, [&](const ImageBatch& batch) {
-      const Tensor logits = model_->forward(ag::Variable(batch.images)).logits.data();
+      const Tensor logits = model_->forward(ag::Variable(batch.images.to(device_))).logits.data();
       const int64_t b = batch.labels.shape()[0];
-      loss_sum += cross_entropy(logits, batch.labels, 0.0, -100, Reduction::Sum).loss.item<double>();
+      loss_sum += cross_entropy(logits, batch.labels.to(device_), 0.0, -100, Reduction::Sum).loss.item<double>();
       const auto best = moh::topk(logits, k).indices.to_vector<int64_t>();
       const auto truth = batch.labels.to_vector<int64_t>();
       for (int64_t i = 0; i < b; ++i) {
@@ -255,6 +260,7 @@ class VitTask final : public Task {
   int64_t eval_batch_;
   std::string predictions_;
   VitOptions options_;
+  Device device_;
   std::shared_ptr<VisionTransformer> model_;
 };
 

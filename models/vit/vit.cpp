@@ -161,6 +161,13 @@ std::string VisionTransformer::extra_repr() const {
                  o.pos_embed == VitOptions::PosEmbed::SinCos ? ", sincos" : ", learned_pos");
 }
 
+void VisionTransformer::to(Device device) {
+  Module::to(device);
+  if (options_.pos_embed == VitOptions::PosEmbed::SinCos)
+    for (const auto& [name, t] : named_buffers())
+      if (name == "pos_embed") pos_embed_ = ag::Variable(t);
+}
+
 int64_t VisionTransformer::num_tokens() const { return patch_embed->num_patches() + (options_.class_token ? 1 : 0); }
 
 VitOutput VisionTransformer::forward(const ag::Variable& images) const {

@@ -92,6 +92,7 @@ class VisionTransformer : public Module {
   VisionTransformer(const VitOptions& options, Generator& gen, std::shared_ptr<Generator> dropout_gen = nullptr);
   std::string type_name() const override { return "VisionTransformer"; }
   std::string extra_repr() const override;
+  void to(Device device) override;  // also re-wraps the sin-cos `pos_embed` buffer
   // images [B, in_chans, img_size, img_size] of the model's dtype.
   VitOutput forward(const ag::Variable& images) const;
 
