@@ -144,6 +144,10 @@ void scale_empty_product(const GemmDesc& g, cudaStream_t stream) {
 
 void gemm_lt(const GemmDesc& g) {
   const cudaDataType type = data_type(g.dtype);
+  const DType in_dtype = g.inputs.value_or(g.dtype);
+  const cudaDataType in_type = data_type(in_dtype);
+  MOH_CHECK(!g.inputs || (g.dtype == DType::Float32 && (*g.inputs == DType::BFloat16 || *g.inputs == DType::Float16) && !g.bias && !g.gelu),
+            "gemm_lt: mixed inputs must be bfloat16/float16 into a float32 result without epilogues");
   MOH_CHECK(g.m >= 0 && g.n >= 0 && g.k >= 0 && g.batch >= 0 && g.batch <= INT32_MAX, "gemm_lt: invalid problem [",
             g.m, ", ", g.k, "] @ [", g.k, ", ", g.n, "] x ", g.batch);
   if (g.m == 0 || g.n == 0 || g.batch == 0) return;
@@ -157,15 +161,15 @@ void gemm_lt(const GemmDesc& g) {
             " are too small for A [", a_rows, ", ", a_cols, "] and B [", b_rows, ", ", b_cols, "]");
 
   LtContext& ctx = context(g.device);
-  const cublasComputeType_t compute = compute_type(g.dtype);
+  const cublasComputeType_t compute = g.inputs ? CUBLAS_COMPUTE_32F : compute_type(g.dtype);
   const cudaDataType scale_type = g.dtype == DType::Float64 ? CUDA_R_64F : CUDA_R_32F;
   const bool deterministic = deterministic_algorithms();
   const size_t workspace = deterministic ? 0 : kWorkspaceBytes;
   const int64_t batched = g.batch > 1 ? 1 : 0;
   const int64_t sa = g.a.batch_stride * batched, sb = g.b.batch_stride * batched, sd = g.d_batch_stride * batched;
-  const size_t es = dtype_size(g.dtype);
-  const uint32_t align_a = alignment_of(g.a.data, g.a.ld, sa, es), align_b = alignment_of(g.b.data, g.b.ld, sb, es),
-                 align_d = alignment_of(g.d, g.ldd, sd, es);
+  const size_t es = dtype_size(g.dtype), in_es = dtype_size(in_dtype);
+  const uint32_t align_a = alignment_of(g.a.data, g.a.ld, sa, in_es),
+                 align_b = alignment_of(g.b.data, g.b.ld, sb, in_es), align_d = alignment_of(g.d, g.ldd, sd, es);
   const cublasLtEpilogue_t epilogue = g.gelu ? (g.bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU)
                                              : (g.bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT);
 
@@ -178,11 +182,11 @@ void gemm_lt(const GemmDesc& g) {
   set_attribute(raw_desc, CUBLASLT_MATMUL_DESC_TRANSB, int32_t(g.a.transposed ? CUBLAS_OP_T : CUBLAS_OP_N));
   set_attribute(raw_desc, CUBLASLT_MATMUL_DESC_EPILOGUE, uint32_t(epilogue));
   if (g.bias) set_attribute(raw_desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, g.bias);  // the heuristic reads its alignment
-  const auto lt_a = layout(type, b_cols, b_rows, g.b.ld, g.batch, sb);
-  const auto lt_b = layout(type, a_cols, a_rows, g.a.ld, g.batch, sa);
+  const auto lt_a = layout(in_type, b_cols, b_rows, g.b.ld, g.batch, sb);
+  const auto lt_b = layout(in_type, a_cols, a_rows, g.a.ld, g.batch, sa);
   const auto lt_d = layout(type, g.n, g.m, g.ldd, g.batch, sd);
 
-  const AlgoKey key{g.device, int64_t(g.dtype), int64_t(compute), g.m, g.n, g.k, g.batch, g.a.transposed,
+  const AlgoKey key{g.device, int64_t(g.dtype) * 16 + int64_t(in_dtype), int64_t(compute), g.m, g.n, g.k, g.batch, g.a.transposed,
                     g.b.transposed, g.a.ld, g.b.ld, g.ldd, sa, sb, sd, align_a, align_b, align_d,
                     g.bias ? alignment_of(g.bias, 0, 0, es) : 0, int64_t(epilogue), g.beta != 0.0, deterministic};
   static AlgoCache cache;

@@ -4,7 +4,8 @@
 // strided-batched, on compute_stream(device). Row-major operands are handed to cuBLASLt's
 // column-major API as the transposed problem D^T = op(B)^T @ op(A)^T, so nothing is copied.
 // Types: float32 (FP32 compute, or TF32 tensor cores when moh::allow_tf32()), float64, and
-// bfloat16/float16 in and out with float32 accumulation and float alpha/beta.
+// bfloat16/float16 in and out with float32 accumulation and float alpha/beta, and bfloat16/float16
+// in with float32 out (GemmDesc::inputs).
 // Invariants: one cuBLASLt handle and one 32 MiB workspace per device (created on first use, kept
 // for the process); the algorithm for each problem (shape, strides, types, epilogue, pointer
 // alignment) is chosen once by cublasLtMatmulAlgoGetHeuristic and cached. Deterministic mode
@@ -14,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "core/dtype.h"
 
@@ -29,7 +31,10 @@ struct GemmMatrix {
 
 struct GemmDesc {
   int device = 0;
-  DType dtype = DType::Float32;  // of A, B, D and the bias
+  DType dtype = DType::Float32;  // of D and the bias (and of A and B unless inputs says otherwise)
+  // A and B's dtype when it differs: bfloat16/float16 inputs into a float32 D (mixed precision,
+  // float32 accumulation). Not combined with the bias/GELU epilogues.
+  std::optional<DType> inputs;
   int64_t m = 0, n = 0, k = 0;   // op(A) [m, k], op(B) [k, n], D [m, n]
   int64_t batch = 1;
   GemmMatrix a, b;

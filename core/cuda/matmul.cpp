@@ -4,10 +4,12 @@
 // batched cuBLASLt call; an operand that is neither is copied first (its matrices made compact, or
 // the whole operand materialised when the batch strides are irregular). A product whose b is shared
 // by every batch and whose a batches stack into one tall matrix runs as a single [batch * M, K] GEMM.
+// GEMM autocast: float32 products read bfloat16/float16 copies of a and b, accumulating in float32.
 #include "core/cuda/matmul.h"
 
 #include <optional>
 
+#include "core/backend_flags.h"
 #include "core/cuda/blas_lt.h"
 #include "core/cuda/runtime.h"
 #include "core/matmul_layout.h"
@@ -48,13 +50,18 @@ Operand prepare(const Tensor& in) {
   return {t, {t.raw_data(), l.ld, *uniform_batch_stride(t), l.transposed}};
 }
 
-// out = a @ b (+ beta * out) (+ bias per column) as one cuBLASLt call.
-void run(const Tensor& out, const Tensor& a_in, const Tensor& b_in, double beta, const void* bias) {
+// out = a @ b (+ beta * out) (+ bias per column) as one cuBLASLt call. Under GEMM autocast
+// (core/backend_flags.h) a float32 product reads bfloat16/float16 copies of its operands.
+void run(const Tensor& out, const Tensor& a_full, const Tensor& b_full, double beta, const void* bias) {
   if (out.numel() == 0) return;
+  const bool autocast = out.dtype() == DType::Float32 && gemm_autocast() != DType::Float32;
+  const Tensor a_in = autocast ? a_full.to(gemm_autocast()) : a_full;
+  const Tensor b_in = autocast ? b_full.to(gemm_autocast()) : b_full;
   const int64_t m = out.size(-2), n = out.size(-1);
   GemmDesc g;
   g.device = out.device().index;
   g.dtype = out.dtype();
+  if (autocast) g.inputs = gemm_autocast();
   g.m = m;
   g.n = n;
   g.k = a_in.size(-1);
@@ -85,7 +92,8 @@ void matmul(const Tensor& out, const Tensor& a, const Tensor& b, bool accumulate
 }
 
 bool matmul_bias(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& bias) {
-  const bool fits = out.dtype() != DType::Float64 && a.size(-1) > 0 && bias.dim() == 1 &&
+  const bool autocast = out.dtype() == DType::Float32 && gemm_autocast() != DType::Float32;
+  const bool fits = out.dtype() != DType::Float64 && !autocast && a.size(-1) > 0 && bias.dim() == 1 &&
                     bias.size(0) == out.size(-1) && (bias.size(0) == 1 || bias.stride(0) == 1);
   if (fits) run(out, a, b, 0.0, bias.raw_data());
   return fits;

@@ -31,9 +31,11 @@ const View kWhole = [](const Tensor& t) { return t; };
 // Restores the process-wide numerics switches when a test ends.
 struct FlagsGuard {
   bool tf32 = allow_tf32(), deterministic = deterministic_algorithms();
+  DType autocast = gemm_autocast();
   ~FlagsGuard() {
     set_allow_tf32(tf32);
     set_deterministic_algorithms(deterministic);
+    set_gemm_autocast(autocast);
   }
 };
 
@@ -204,6 +206,30 @@ TEST(CudaParityMatmul, Tf32WithinBoundAndOffIsReproducible) {
   expect_scaled(first, want, scale, 1e-5, 0.0, "float32 GEMM with TF32 off");
   set_allow_tf32(true);
   expect_scaled(matmul(gpu(a), gpu(b)), want, scale, 1e-2, 0.0, "float32 GEMM with TF32 on");
+}
+
+// Mixed precision: float32 tensors, 16-bit GEMM inputs, float32 accumulation and result. Products of
+// two bf16/fp16 values are exact in float32, so the GPU must match the CPU's float32 product of the
+// rounded inputs to float32 summation-order error; addmm falls back from the bias epilogue.
+TEST(CudaParityMatmul, GemmAutocastRoundsInputsAndAccumulatesInFloat32) {
+  MOH_REQUIRE_GPU();
+  FlagsGuard flags;
+  for (DType dt : {DType::BFloat16, DType::Float16}) {
+    set_gemm_autocast(dt);
+    const Tensor a = rand_t({4, 33, 96}, 101), b = rand_t({96, 40}, 102), bias = rand_t({40}, 103);
+    const Tensor ar = a.to(dt).to(DType::Float32), br = b.to(dt).to(DType::Float32);
+    const Tensor want = matmul(ar, br), scale = matmul(abs(ar), abs(br));
+    const Tensor got = matmul(gpu(a), gpu(b));
+    EXPECT_EQ(got.dtype(), DType::Float32);
+    expect_scaled(got, want, scale, 1e-5, 0.0, str_cat("autocast ", dtype_name(dt), " matmul"));
+    const Tensor a2 = a.view({132, 96}), ar2 = ar.view({132, 96});
+    const Tensor want_mm = addmm(bias, ar2, br), scale_mm = add(matmul(abs(ar2), abs(br)), abs(bias));
+    expect_scaled(addmm(gpu(bias), gpu(a2), gpu(b)), want_mm, scale_mm, 1e-5, 0.0,
+                  str_cat("autocast ", dtype_name(dt), " addmm"));
+    // Not the plain float32 product: the inputs really were rounded.
+    const double gap = amax(abs(sub(cpu(got), matmul(a, b)))).item<double>();
+    EXPECT_GT(gap, 1e-4) << dtype_name(dt) << " autocast left the inputs unrounded";
+  }
 }
 
 TEST(CudaParityMatmul, DeterministicModeGivesIdenticalBits) {
