@@ -319,7 +319,9 @@ void reduce_impl(const P& p, const Tensor& out, const Tensor& x, const std::vect
     reduce_path_a<T>(p, o, xd, kept, red);
 }
 
-const char* reduce_name(ReduceOp op) {
+}  // namespace
+
+const char* op_name(ReduceOp op) {
   switch (op) {
     case ReduceOp::Sum: return "sum";
     case ReduceOp::Mean: return "mean";
@@ -329,10 +331,8 @@ const char* reduce_name(ReduceOp op) {
   return "reduce";
 }
 
-}  // namespace
-
 void reduce(ReduceOp op, const Tensor& out, const Tensor& x, const std::vector<bool>& reduced) {
-  const char* name = reduce_name(op);
+  const char* name = op_name(op);
   switch (op) {
     case ReduceOp::Sum:
       return dispatch_numeric(x.dtype(), name,

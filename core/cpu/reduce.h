@@ -10,6 +10,7 @@
 namespace moh::cpu {
 
 enum class ReduceOp { Sum, Mean, Amax, Amin };
+const char* op_name(ReduceOp op);  // "sum", "mean", ... for error messages (both backends)
 
 // reduced[d] says whether dim d of x is reduced. float32 accumulates in double, ints in int64;
 // results do not depend on the thread count. Amax/amin propagate NaN.

@@ -243,20 +243,10 @@ void dispatch_reduce(DType t, const char* op, bool floats_only, F&& f) {
   dispatch_math_float(t, op, f);
 }
 
-const char* reduce_name(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::Sum: return "sum";
-    case ReduceOp::Mean: return "mean";
-    case ReduceOp::Amax: return "amax";
-    case ReduceOp::Amin: return "amin";
-  }
-  return "reduce";
-}
-
 }  // namespace
 
 void reduce(ReduceOp op, const Tensor& out, const Tensor& x, const std::vector<bool>& reduced) {
-  const char* name = reduce_name(op);
+  const char* name = cpu::op_name(op);
   switch (op) {
     case ReduceOp::Sum:
       return dispatch_reduce(x.dtype(), name, false,

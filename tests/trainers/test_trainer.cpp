@@ -12,6 +12,7 @@
 #include "autograd/autograd.h"
 #include "core/factory.h"
 #include "tests/test_util.h"
+#include "tests/trainers/faulty_task.h"
 #include "trainers/checkpoint.h"
 #include "trainers/trainer.h"
 
@@ -47,31 +48,7 @@ std::vector<double> train_losses(const fs::path& run_dir) {
   return out;
 }
 
-// Wraps a task to fail (or request a stop, or emit a NaN loss) on a given micro-batch.
-class FaultyTask : public Task {
- public:
-  enum class Fault { Crash, Stop, NanLoss };
-  FaultyTask(std::unique_ptr<Task> inner, int64_t at, Fault fault) : inner_(std::move(inner)), at_(at), fault_(fault) {}
-  Module& model() override { return inner_->model(); }
-  MicroBatchLoss train_micro_batch(int64_t batch_size) override {
-    const int64_t n = ++count_;
-    if (n == at_ && fault_ == Fault::Crash) throw std::runtime_error("simulated crash");
-    MicroBatchLoss out = inner_->train_micro_batch(batch_size);
-    if (n == at_ && fault_ == Fault::Stop) Trainer::request_stop();
-    if (n == at_ && fault_ == Fault::NanLoss) out.loss = ag::mul(out.loss, NAN);
-    return out;
-  }
-  std::map<std::string, double> evaluate() override { return inner_->evaluate(); }
-  int64_t samples_per_epoch() const override { return inner_->samples_per_epoch(); }
-  std::map<std::string, int64_t> data_state() const override { return inner_->data_state(); }
-  void load_data_state(const std::map<std::string, int64_t>& s) override { inner_->load_data_state(s); }
-  std::map<std::string, Generator*> generators() override { return inner_->generators(); }
-
- private:
-  std::unique_ptr<Task> inner_;
-  int64_t at_, count_ = 0;
-  Fault fault_;
-};
+using test::FaultyTask;
 
 std::unique_ptr<Task> make_task(const Config& cfg) { return task_family("synthetic").create(cfg); }
 

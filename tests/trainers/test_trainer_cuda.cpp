@@ -16,6 +16,7 @@
 #include "core/random.h"
 #include "models/vit/vit.h"
 #include "tests/core/cuda/parity.h"
+#include "tests/trainers/faulty_task.h"
 #include "trainers/checkpoint.h"
 #include "trainers/trainer.h"
 
@@ -100,37 +101,14 @@ TEST_F(TrainerCuda, SmokeConfigTrainsInFp16WithTheLossScaler) {
   EXPECT_GT(d.scheduler.at("loss_scale"), 0);
 }
 
-// Wraps a task: multiplies the loss of micro-batch `overflow_at` by 1e36 (finite in float32, but
-// not once scaled by the loss scale) and throws on micro-batch `crash_at` (counting from 1 per
-// wrapper; -1: never).
-class FaultTask : public Task {
- public:
-  FaultTask(std::unique_ptr<Task> inner, int64_t overflow_at, int64_t crash_at = -1)
-      : inner_(std::move(inner)), overflow_at_(overflow_at), crash_at_(crash_at) {}
-  Module& model() override { return inner_->model(); }
-  MicroBatchLoss train_micro_batch(int64_t batch_size) override {
-    const int64_t n = ++count_;
-    if (n == crash_at_) throw std::runtime_error("simulated crash");
-    MicroBatchLoss out = inner_->train_micro_batch(batch_size);
-    if (n == overflow_at_) out.loss = ag::mul(out.loss, 1e36);
-    return out;
-  }
-  std::map<std::string, double> evaluate() override { return inner_->evaluate(); }
-  int64_t samples_per_epoch() const override { return inner_->samples_per_epoch(); }
-  std::map<std::string, int64_t> data_state() const override { return inner_->data_state(); }
-  void load_data_state(const std::map<std::string, int64_t>& s) override { inner_->load_data_state(s); }
-  std::map<std::string, Generator*> generators() override { return inner_->generators(); }
-
- private:
-  std::unique_ptr<Task> inner_;
-  int64_t overflow_at_, crash_at_, count_ = 0;
-};
+using test::FaultyTask;
+using Fault = FaultyTask::Fault;
 
 TEST_F(TrainerCuda, Fp16OverflowSkipsTheUpdateAndHalvesTheScale) {
   MOH_REQUIRE_GPU();
   const Config cfg = smoke("overflow", {"precision=fp16", "train.steps=20", "train.log_every=1",
                                         "loss_scale.init=1024", "checkpoint.every=0", "eval.every=0"});
-  FaultTask task(task_family("synthetic").create(cfg), 8);
+  FaultyTask task(task_family("synthetic").create(cfg), 8, Fault::Overflow);
   const TrainResult r = Trainer(cfg, task).run();
   EXPECT_EQ(r.step, 20);
   EXPECT_NE(log_text("overflow").find("step 7: loss scale overflow, scale -> 512"), std::string::npos)
@@ -155,11 +133,11 @@ TEST_F(TrainerCuda, DeterministicFp16ResumeReproducesTheUninterruptedRunBitForBi
                                         "checkpoint.every=10", "checkpoint.keep_last=0", "eval.every=0",
                                         "loss_scale.init=1024", "loss_scale.growth_interval=5"};
   const Config full_cfg = smoke("full", common);
-  FaultTask full_task(task_family("synthetic").create(full_cfg), 3);
+  FaultyTask full_task(task_family("synthetic").create(full_cfg), 3, Fault::Overflow);
   Trainer(full_cfg, full_task).run();
 
   const Config first_cfg = smoke("resumed", common);
-  FaultTask crashing(task_family("synthetic").create(first_cfg), 3, 26);
+  FaultyTask crashing(task_family("synthetic").create(first_cfg), {{3, Fault::Overflow}, {26, Fault::Crash}});
   EXPECT_THROW(Trainer(first_cfg, crashing).run(), std::runtime_error);
   std::vector<std::string> again = common;
   again.push_back("train.resume=auto");
