@@ -11,13 +11,14 @@
 #include "core/io/safetensors.h"
 #include "core/ops.h"
 #include "tests/core/nn_test_util.h"
+#include "tests/test_paths.h"
 
 namespace moh {
 namespace {
 
 using nn_test::expect_close;
 
-std::string fixture(const std::string& family) { return std::string(MOH_FIXTURE_DIR) + "/" + family + ".safetensors"; }
+std::string fixture(const std::string& family) { return MOH_TEST_PATH(MOH_FIXTURE_DIR) + "/" + family + ".safetensors"; }
 
 struct Fixture {
   std::map<std::string, Tensor> tensors;

@@ -16,6 +16,7 @@
 #include "data/image_decode.h"
 #include "data/image_folder.h"
 #include "tests/data/image_test_util.h"
+#include "tests/test_paths.h"
 #include "tests/test_util.h"
 
 namespace moh {
@@ -408,7 +409,7 @@ TEST_F(ImageFolder, FashionMnistWrittenByTheToolReadsBack) {
       !fs::exists(fs::path(source) / "t10k-images-idx3-ubyte"))
     GTEST_SKIP() << source << " not found (install the Debian package dataset-fashion-mnist)";
   const std::string root = path("fmnist");
-  const std::string cmd = std::string(MOH_MAKE_IMAGE_FOLDER_PATH) + " --out " + root +
+  const std::string cmd = MOH_TEST_PATH(MOH_MAKE_IMAGE_FOLDER_PATH) + " --out " + root +
                           " --format mixed --limit 40 --source " + source + " > " + path("log") + " 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   ImageFolderOptions o = options(false);

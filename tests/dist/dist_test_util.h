@@ -12,6 +12,7 @@
 #include <string>
 
 #include "core/dist/world.h"
+#include "tests/test_paths.h"
 
 namespace moh::dist::test {
 
@@ -35,7 +36,7 @@ inline Outcome run_command(const std::string& command) {
 
 // mpirun is called by name through PATH: OpenMPI treats an absolute mpirun path as --prefix.
 inline std::string mpirun(int np) {
-  const std::string path = MOH_MPIRUN;
+  const std::string path = MOH_TEST_PATH(MOH_MPIRUN);
   const size_t slash = path.find_last_of('/');
   return "env PATH=" + path.substr(0, slash) + ":$PATH OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " +
          "OMP_NUM_THREADS=1 " + path.substr(slash + 1) + " -np " + std::to_string(np) +
@@ -44,7 +45,7 @@ inline std::string mpirun(int np) {
 
 #define MOH_SKIP_UNLESS_MPIRUN()                                                                  \
   do {                                                                                            \
-    if (std::string(MOH_MPIRUN).empty()) GTEST_SKIP() << "this build found no mpirun";            \
+    if (MOH_TEST_PATH(MOH_MPIRUN).empty()) GTEST_SKIP() << "this build found no mpirun";          \
     if (::moh::dist::is_distributed()) GTEST_SKIP() << "launches mpirun itself: run it alone"; \
   } while (0)
 

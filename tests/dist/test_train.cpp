@@ -96,7 +96,7 @@ class DistTrain : public moh::test::TempDirTest {
   }
   // `moh train CONFIG run.name=NAME ARGS` on np processes (np == 1: no mpirun at all).
   void train(int np, const std::string& config, const std::string& name, const std::string& args = "") const {
-    const std::string cli = std::string(MOH_CLI_PATH) + " train " + config + " run.name=" + name + " " + args;
+    const std::string cli = MOH_TEST_PATH(MOH_CLI_PATH) + " train " + config + " run.name=" + name + " " + args;
     const Outcome r = run_command(np == 1 ? "env OMP_NUM_THREADS=1 " + cli : mpirun(np) + cli);
     ASSERT_EQ(r.status, 0) << r.output;
   }
@@ -160,7 +160,7 @@ TEST_F(DistTrain, GradientAccumulationCommunicatesOnceAndMatches) {
 
 TEST_F(DistTrain, GlobalBatchMustSplitOverRanks) {
   MOH_SKIP_UNLESS_MPIRUN();
-  const Outcome r = run_command(mpirun(2) + MOH_CLI_PATH + " train " + path("syn.yaml") +
+  const Outcome r = run_command(mpirun(2) + MOH_TEST_PATH(MOH_CLI_PATH) + " train " + path("syn.yaml") +
                                 " run.name=bad train.batch_size=33");
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.output.find("train.batch_size 33 (the global batch) must be a multiple of train.grad_accum 1 x 2"),
@@ -173,7 +173,7 @@ TEST_F(DistTrain, VitDenseAndMohMatchOneProcess) {
   MOH_SKIP_UNLESS_MPIRUN();
   if (!fs::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz"))
     GTEST_SKIP() << "needs Debian's dataset-fashion-mnist";
-  const std::string configs = std::string(MOH_SOURCE_DIR) + "/configs/vit/";
+  const std::string configs = MOH_TEST_PATH(MOH_SOURCE_DIR) + "/configs/vit/";
   const std::string common =
       "run.dir=" + (dir_ / "runs").string() +
       " train.steps=20 train.batch_size=16 train.log_every=1 checkpoint.every=0 eval.every=0 data.eval_limit=32 "
@@ -194,7 +194,7 @@ TEST_F(DistTrain, VitDenseAndMohMatchOneProcess) {
 TEST_F(DistTrain, KillingARankEndsTheRunNamingIt) {
   MOH_SKIP_UNLESS_MPIRUN();
   const fs::path out = dir_ / "job.out";
-  const std::string cli = std::string(MOH_CLI_PATH) + " train " + path("syn.yaml") +
+  const std::string cli = MOH_TEST_PATH(MOH_CLI_PATH) + " train " + path("syn.yaml") +
                           " run.name=killed train.steps=1000000 checkpoint.every=0 distributed.timeout_s=20";
   const pid_t job = fork();
   ASSERT_GE(job, 0);
@@ -209,7 +209,7 @@ TEST_F(DistTrain, KillingARankEndsTheRunNamingIt) {
       if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
       std::ifstream cmd(entry.path() / "cmdline"), env(entry.path() / "environ");
       const std::string c((std::istreambuf_iterator<char>(cmd)), {}), e((std::istreambuf_iterator<char>(env)), {});
-      if (c.find("run.name=killed") != std::string::npos && c.find(MOH_CLI_PATH) == 0 &&
+      if (c.find("run.name=killed") != std::string::npos && c.find(MOH_TEST_PATH(MOH_CLI_PATH)) == 0 &&
           e.find(std::string("OMPI_COMM_WORLD_RANK=1") + '\0') != std::string::npos)
         return pid_t(std::stol(pid));
     }

@@ -16,6 +16,7 @@
 #include "layers/module.h"
 #include "tests/autograd/autograd_test_util.h"
 #include "tests/core/nn_test_util.h"
+#include "tests/test_paths.h"
 
 namespace moh::layer_test {
 
@@ -39,7 +40,7 @@ struct Fixture {
 };
 
 inline Fixture load_fixture(const std::string& family) {
-  return {load_safetensors(std::string(MOH_FIXTURE_DIR) + "/nn_" + family + ".safetensors")};
+  return {load_safetensors(MOH_TEST_PATH(MOH_FIXTURE_DIR) + "/nn_" + family + ".safetensors")};
 }
 
 // Loads case `name` into `module` (strict: the names must be PyTorch's), runs forward on the float

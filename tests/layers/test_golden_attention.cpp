@@ -15,6 +15,7 @@
 #include "core/io/safetensors.h"
 #include "layers/moh_attention.h"
 #include "tests/core/nn_test_util.h"
+#include "tests/test_paths.h"
 
 namespace moh {
 namespace {
@@ -40,7 +41,7 @@ struct Golden {
 };
 
 Golden load_golden(const std::string& name) {
-  const std::string path = std::string(MOH_FIXTURE_DIR) + "/moh_" + name + ".safetensors";
+  const std::string path = MOH_TEST_PATH(MOH_FIXTURE_DIR) + "/moh_" + name + ".safetensors";
   Golden g{name, load_safetensors(path), load_safetensors_metadata(path)};
   EXPECT_EQ(g.option("generator"), "tests/reference/make_moh_fixtures.py");
   return g;

@@ -11,6 +11,7 @@
 #include "layers/position.h"
 #include "models/vit/vit.h"
 #include "tests/layers/layer_test_util.h"
+#include "tests/test_paths.h"
 
 namespace moh {
 namespace {
@@ -223,7 +224,7 @@ TEST(Vit, GradcheckFloat64) {
 }
 
 TEST(Vit, GoldenForwardMatchesTorch) {
-  const std::string path = std::string(MOH_FIXTURE_DIR) + "/vit_small_forward.safetensors";
+  const std::string path = MOH_TEST_PATH(MOH_FIXTURE_DIR) + "/vit_small_forward.safetensors";
   const auto f = load_safetensors(path);
   const auto meta = load_safetensors_metadata(path);
   ASSERT_EQ(meta.at("generator"), "tests/reference/make_vit_fixture.py");

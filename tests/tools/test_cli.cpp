@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/test_paths.h"
 #include "tests/test_util.h"
 
 namespace moh {
@@ -33,7 +34,7 @@ struct Result {
 
 Result moh(const std::string& args) {
   Result r;
-  FILE* pipe = popen((std::string(MOH_CLI_PATH) + " " + args + " 2>&1").c_str(), "r");
+  FILE* pipe = popen((MOH_TEST_PATH(MOH_CLI_PATH) + " " + args + " 2>&1").c_str(), "r");
   char buf[4096];
   while (size_t n = fread(buf, 1, sizeof buf, pipe)) r.output.append(buf, n);
   const int status = pclose(pipe);
@@ -109,13 +110,13 @@ TEST_F(Cli, TrainThenEvaluatePrintJsonLastLines) {
 
 TEST_F(Cli, SigintSavesACheckpointAndExitsCleanly) {
   const fs::path metrics = dir_ / "runs" / "cli" / "metrics.jsonl";
+  const std::string cli = MOH_TEST_PATH(MOH_CLI_PATH), cfg = config();
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     freopen("/dev/null", "w", stdout);
     freopen("/dev/null", "w", stderr);
-    const std::string cfg = config();
-    execl(MOH_CLI_PATH, "moh", "train", cfg.c_str(), "train.steps=100000000", "checkpoint.every=0", nullptr);
+    execl(cli.c_str(), "moh", "train", cfg.c_str(), "train.steps=100000000", "checkpoint.every=0", nullptr);
     _exit(127);
   }
   // Wait until training is under way (metrics appear), then interrupt it like Ctrl-C.

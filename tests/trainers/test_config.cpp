@@ -10,6 +10,7 @@
 #include <initializer_list>
 #include <sstream>
 
+#include "tests/test_paths.h"
 #include "tests/test_util.h"
 #include "trainers/config.h"
 #include "trainers/task.h"
@@ -408,7 +409,7 @@ TEST_F(ConfigTest, EmptyFileAndEmptySectionUseDefaults) {
 
 // docs/<name> must hold `expected` (MOH_UPDATE_DOCS=1 rewrites it first).
 void expect_doc_current(const std::string& name, const std::string& expected) {
-  const fs::path doc = fs::path(__FILE__).parent_path().parent_path().parent_path() / "docs" / name;
+  const fs::path doc = fs::path(MOH_TEST_PATH(MOH_SOURCE_DIR)) / "docs" / name;
   if (const char* update = std::getenv("MOH_UPDATE_DOCS"); update && std::string(update) == "1")
     std::ofstream(doc) << expected;
   std::ifstream in(doc);

@@ -8,6 +8,7 @@
 
 #include "core/io/safetensors.h"
 #include "tests/core/nn_test_util.h"
+#include "tests/test_paths.h"
 #include "tests/trainers/trainer_test_util.h"
 #include "trainers/adamw.h"
 #include "trainers/schedule.h"
@@ -16,7 +17,7 @@ namespace moh {
 namespace {
 
 TEST(TrainerGolden, AdamWWithWarmupCosineMatchesTorch) {
-  const std::string path = std::string(MOH_FIXTURE_DIR) + "/optim_adamw.safetensors";
+  const std::string path = MOH_TEST_PATH(MOH_FIXTURE_DIR) + "/optim_adamw.safetensors";
   const auto f = load_safetensors(path);
   const auto meta = load_safetensors_metadata(path);
   ASSERT_EQ(meta.at("generator"), "tests/reference/make_optim_fixtures.py");

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 
+#include "tests/test_paths.h"
 #include "trainers/config.h"
 #include "trainers/trainer.h"
 
@@ -13,7 +14,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path configs_dir() { return fs::path(MOH_FIXTURE_DIR) / ".." / ".." / ".." / "configs"; }
+fs::path configs_dir() { return fs::path(MOH_TEST_PATH(MOH_SOURCE_DIR)) / "configs"; }
 
 Config load(const fs::path& file) {
   const std::string family = Config::peek_string(file.string(), "task", {});
