@@ -63,6 +63,8 @@ for p in "${programs[@]}"; do
   done < <(ldd "$build/$p")
 done
 for name in "${!libs[@]}"; do cp -L "${libs[$name]}" "$out/lib/$name"; done
+# Our own binaries carry symbol tables the bundle does not need (Debian's libraries come stripped).
+strip --strip-unneeded "$out"/bin/* "$out"/lib/libmoh_core.so*
 
 cp -r "$src/configs" "$src/docs" "$out/source/"
 cp -r "$src/tests/reference/fixtures" "$out/source/tests/reference/"
@@ -75,6 +77,7 @@ cp "$src/scripts/gpu_check.sh" "$out/gpu_check.sh"
   echo "glibc: $(ldd --version | sed -n '1s/.* //p')"
   if [[ $cuda == yes ]]; then
     nvcc=$(sed -n 's/^CMAKE_CUDA_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")
+    nvcc=${nvcc:-/usr/local/cuda/bin/nvcc}
     echo "cuda: $("$nvcc" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p')"
   fi
 } > "$out/BUILD_INFO"
