@@ -29,7 +29,7 @@ void check_kv(const char* op, const Tensor& k, const Tensor& v, DType dtype, Dev
   MOH_CHECK(v.size(0) == k.size(0) && v.size(1) == k.size(1) && v.size(2) == k.size(2), op,
             ": k and v disagree on [B, H, Tk]: ", describe(k), " vs ", describe(v));
   MOH_CHECK(k.size(2) >= 1, op, ": need at least one key, got ", describe(k));
-  MOH_CHECK(is_math_float(k), op, ": expected ", math_float_names(k), " operands, got ", describe(k));
+  MOH_CHECK(is_math_float(k), op, ": expected a ", math_float_names(k), " tensor, got ", dtype_name(dtype));
 }
 
 void check_dense(const char* op, const Tensor& q, const Tensor& k, const Tensor& v) {

@@ -32,7 +32,8 @@ Tensor embedding_backward(const Tensor& grad_out, const Tensor& indices, int64_t
             " and indices ", describe(indices), " are on different devices");
   MOH_CHECK(indices.dtype() == DType::Int64, "embedding_backward: expected int64 indices, got ",
             describe(indices));
-  check_float_argument("embedding_backward", "grad_out", grad_out);
+  MOH_CHECK(is_math_float(grad_out), "embedding_backward: expected a ", math_float_names(grad_out), " grad_out, got ",
+            describe(grad_out));
   MOH_CHECK(num_rows >= 0, "embedding_backward: num_rows must be >= 0, got ", num_rows);
   Shape want = indices.shape();
   MOH_CHECK(grad_out.dim() == indices.dim() + 1, "embedding_backward: grad_out ", describe(grad_out),
