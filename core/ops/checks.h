@@ -15,6 +15,10 @@ inline bool is_math_float(const Tensor& t) {
 inline const char* math_float_names(const Tensor& t) {
   return t.device().is_cuda() ? "float32, float64, bfloat16 or float16" : "float32 or float64";
 }
+// The math floats plus int32/int64 (arithmetic, comparisons, reductions, indexing accumulation).
+inline const char* math_numeric_names(const Tensor& t) {
+  return t.device().is_cuda() ? "float32, float64, bfloat16, float16, int32 or int64" : "float32, float64, int32 or int64";
+}
 
 // Throws unless `t` (argument `name` of `op`) is a defined tensor of a math float dtype.
 inline void check_float_argument(const char* op, const char* name, const Tensor& t) {

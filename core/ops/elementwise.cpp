@@ -39,10 +39,8 @@ void check_float(const char* op, const Tensor& t) {
 
 // Arithmetic and comparisons: the math floats and int32/int64.
 void check_numeric(const char* op, const Tensor& t) {
-  const char* names =
-      t.device().is_cuda() ? "float32, float64, bfloat16, float16, int32 or int64" : "float32, float64, int32 or int64";
-  MOH_CHECK(is_math_float(t) || t.dtype() == DType::Int32 || t.dtype() == DType::Int64, op, ": expected a ", names,
-            " tensor, got ", describe(t));
+  MOH_CHECK(is_math_float(t) || t.dtype() == DType::Int32 || t.dtype() == DType::Int64, op, ": expected a ",
+            math_numeric_names(t), " tensor, got ", describe(t));
 }
 
 // A 0-d tensor holding `value` converted to like's dtype.

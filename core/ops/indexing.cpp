@@ -25,8 +25,8 @@ void check_index_dtype(const char* op, const Tensor& index) {
 // 16-bit floats on CUDA only).
 void check_numeric(const char* op, const Tensor& x) {
   const DType t = x.dtype();
-  MOH_CHECK(is_math_float(x) || t == DType::Int32 || t == DType::Int64, op, ": expected an int32, int64, ",
-            math_float_names(x), " tensor, got ", describe(x));
+  MOH_CHECK(is_math_float(x) || t == DType::Int32 || t == DType::Int64, op, ": expected a ", math_numeric_names(x),
+            " tensor, got ", describe(x));
 }
 
 Tensor at_least_1d(const Tensor& t) { return t.dim() == 0 ? t.reshape({1}) : t; }

@@ -52,9 +52,8 @@ ReducePlan plan_reduce(const char* op, const Tensor& x, const std::vector<int64_
 void check_dtype(const char* op, const Tensor& x, bool float_only) {
   const DType d = x.dtype();
   const bool ok = is_math_float(x) || (!float_only && (d == DType::Int32 || d == DType::Int64));
-  const char* any = x.device().is_cuda() ? "float32, float64, bfloat16, float16, int32 or int64"
-                                         : "float32, float64, int32 or int64";
-  MOH_CHECK(ok, op, ": expected a ", float_only ? math_float_names(x) : any, " tensor, got ", describe(x));
+  MOH_CHECK(ok, op, ": expected a ", float_only ? math_float_names(x) : math_numeric_names(x), " tensor, got ",
+            describe(x));
 }
 
 Tensor reduce_op(ReduceOp op, const char* name, const Tensor& x, const std::vector<int64_t>& dims,
