@@ -3,10 +3,9 @@
 // gathered into a packed [R, D] buffer by one kernel, and every non-empty group runs one cuBLASLt
 // GEMM on its slice of that buffer. Results that land in rows shared between groups (gather_linear's
 // grad_x, scatter_linear's output) are first written per packed row, then summed by destination:
-// the packed rows are stably sorted by index (CUB radix sort), and each destination row is owned by
-// one block that adds its rows in packed order, so there are no atomics and the result is the
-// CPU's, sum order included. Bias rows and bias gradients are plain kernels with the same order.
-#include <cub/device/device_radix_sort.cuh>
+// the packed rows are grouped by index (group_positions in index_groups.h, a stable sort), and each
+// destination row is owned by one block that adds its rows in packed order, so there are no atomics
+// and the result is the CPU's, sum order included. Bias rows and bias gradients are plain kernels with the same order.
 
 #include <algorithm>
 #include <vector>
@@ -14,6 +13,7 @@
 #include "core/cuda/blas_lt.h"
 #include "core/cuda/dispatch.cuh"
 #include "core/cuda/grouped_linear.h"
+#include "core/cuda/index_groups.h"
 #include "core/cuda/launch.cuh"
 
 namespace moh::cuda {
@@ -62,41 +62,19 @@ __global__ void group_column_sums_kernel(T* out, const T* rows, const int64_t* o
   }
 }
 
-__global__ void iota_kernel(int64_t* out, int64_t n) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
-    out[i] = i;
-}
-
-// First position p in sorted[0, n) with sorted[p] >= key.
-__device__ int64_t lower_bound(const int64_t* sorted, int64_t n, int64_t key) {
-  int64_t lo = 0, hi = n;
-  while (lo < hi) {
-    const int64_t mid = lo + (hi - lo) / 2;
-    if (sorted[mid] < key) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
 // dst[d, :] = sum of rows[p, :] over the packed rows p with index[p] == d, in packed order (zero
-// when there are none). One block per destination row; keys/order are the index sorted stably.
+// when there are none). One block per destination row; order/start group the positions by index
+// (index_groups.h).
 template <class T>
-__global__ void sum_rows_kernel(T* dst, const T* rows, const int64_t* keys, const int64_t* order, int64_t total,
-                                int64_t num_dest, int64_t cols) {
-  __shared__ int64_t range[2];
+__global__ void sum_rows_kernel(T* dst, const T* rows, const int64_t* order, const int64_t* start, int64_t num_dest,
+                                int64_t cols) {
   for (int64_t d = blockIdx.x; d < num_dest; d += gridDim.x) {
-    if (threadIdx.x == 0) {
-      range[0] = lower_bound(keys, total, d);
-      range[1] = lower_bound(keys, total, d + 1);
-    }
-    __syncthreads();
-    const int64_t begin = range[0], end = range[1];
+    const int64_t begin = start[d], end = start[d + 1];
     for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
       acc_t<T> acc = 0;
       for (int64_t p = begin; p < end; ++p) acc += load_acc(rows[order[p] * cols + j]);
       dst[d * cols + j] = store_acc<T>(acc);
     }
-    __syncthreads();  // range is rewritten for the block's next row
   }
 }
 
@@ -120,29 +98,12 @@ Tensor gather_rows(const Tensor& src, const Tensor& index) {
 // dst [num_dest, cols] (contiguous, overwritten) = the packed rows [R, cols] summed by index.
 template <class T>
 void sum_rows_by_index(const Tensor& dst, const Tensor& rows, const Tensor& index) {
-  const int64_t total = index.numel(), num_dest = dst.size(0), cols = dst.size(1);
+  const int64_t num_dest = dst.size(0), cols = dst.size(1);
   if (dst.numel() == 0) return;
-  cudaStream_t stream = stream_for(dst);
-  Tensor keys = Tensor::empty({total}, DType::Int64, dst.device());
-  Tensor order = Tensor::empty({total}, DType::Int64, dst.device());
-  if (total > 0) {
-    Tensor packed = Tensor::empty({total}, DType::Int64, dst.device());
-    iota_kernel<<<grid_for(total), kBlockThreads, 0, stream>>>(packed.data<int64_t>(), total);
-    MOH_CUDA_CHECK_LAUNCH("iota_kernel");
-    int end_bit = 1;  // indices lie in [0, num_dest): sort only the bits they use
-    while (end_bit < 63 && (int64_t(1) << end_bit) < num_dest) ++end_bit;
-    size_t temp_bytes = 0;
-    MOH_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, index.data<int64_t>(), keys.data<int64_t>(),
-                                                   packed.data<int64_t>(), order.data<int64_t>(), total, 0, end_bit,
-                                                   stream));
-    Tensor temp = Tensor::empty({std::max<int64_t>(1, int64_t(temp_bytes))}, DType::UInt8, dst.device());
-    MOH_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.raw_data(), temp_bytes, index.data<int64_t>(),
-                                                   keys.data<int64_t>(), packed.data<int64_t>(),
-                                                   order.data<int64_t>(), total, 0, end_bit, stream));
-  }
+  const IndexGroups groups = group_positions(index, num_dest);
   const int threads = int(std::min<int64_t>(kBlockThreads, (cols + 31) / 32 * 32));
-  sum_rows_kernel<T><<<grid_for(num_dest, 1), threads, 0, stream>>>(dst.data<T>(), rows.data<T>(), keys.data<int64_t>(),
-                                                                   order.data<int64_t>(), total, num_dest, cols);
+  sum_rows_kernel<T><<<grid_for(num_dest, 1), threads, 0, stream_for(dst)>>>(
+      dst.data<T>(), rows.data<T>(), groups.order.data<int64_t>(), groups.start.data<int64_t>(), num_dest, cols);
   MOH_CUDA_CHECK_LAUNCH("sum_rows_kernel");
 }
 
