@@ -5,7 +5,8 @@
 // grad_x, scatter_linear's output) are first written per packed row, then summed by destination:
 // the packed rows are grouped by index (group_positions in index_groups.h, a stable sort), and each
 // destination row is owned by one block that adds its rows in packed order, so there are no atomics
-// and the result is the CPU's, sum order included. Bias rows and bias gradients are plain kernels with the same order.
+// and the result is the CPU's, sum order included. Bias rows and bias gradients are plain kernels
+// with the same order.
 
 #include <algorithm>
 #include <vector>
