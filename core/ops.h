@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "core/random.h"
@@ -229,5 +230,7 @@ GroupedLinearBackward scatter_linear_backward(const Tensor& grad_out, const Tens
 // Sets the one OpenMP pool that ops and OpenBLAS share.
 void set_num_threads(int threads);
 int num_threads();
+// The OpenBLAS kernel set picked for this CPU at load time (e.g. "Haswell"; OPENBLAS_CORETYPE overrides).
+std::string blas_core_name();
 
 }  // namespace moh

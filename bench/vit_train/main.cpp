@@ -28,8 +28,6 @@
 #include "models/vit/vit.h"
 #include "trainers/adamw.h"
 
-extern "C" char* openblas_get_corename(void);  // the BLAS kernels in use, reported with the timings
-
 namespace moh {
 namespace {
 
@@ -227,7 +225,7 @@ int main(int argc, char** argv) {
     nlohmann::json js{{"framework", "moh"}, {"config", config}, {"step_ms", t.step}, {"median_ms", step},
                       {"min_ms", best}, {"forward_ms", fwd}, {"backward_ms", bwd}, {"optimizer_ms", opt},
                       {"cpu_ms", cpu}, {"images_per_s", images_per_s}, {"loss_first", t.loss_first},
-                      {"loss_last", t.loss_last}, {"blas_core", std::string(openblas_get_corename())}};
+                      {"loss_last", t.loss_last}, {"blas_core", blas_core_name()}};
     if (args.attention_share) {
       const double attention = median(time_attention(model, args, gen));
       js["attention_ms"] = attention;

@@ -3,7 +3,9 @@
 // broadcast biases, float64, empty and K = 0 edges, and every error.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "core/factory.h"
 #include "core/ops.h"
@@ -65,6 +67,17 @@ TEST(Matmul, SmallProductsRunSeriallyAndRestoreTheThreadCount) {
   expect_matmul(rand_t({300, 200}, 112), rand_t({50, 200}, 113).t(), 1e-4);   // above: BLAS threads
   expect_matmul(rand_t({2, 150, 100}, 114), rand_t({2, 100, 160}, 115), 1e-4);  // batched, each above
   EXPECT_EQ(num_threads(), threads);
+}
+
+// OpenBLAS is linked statically with the kernel tables of pre-AVX2 CPUs aliased to its SSE3 fallback
+// (cmake/openblas_static.cmake): a CPU with AVX2 must still get one of the kept AVX2/AVX-512 tables.
+TEST(Matmul, BlasPicksAnAvx2KernelSetOnAvx2Cpus) {
+  const std::string core = blas_core_name();
+  ASSERT_FALSE(core.empty());
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"))
+    GTEST_SKIP() << "this CPU has no AVX2/FMA; OpenBLAS picked " << core;
+  const std::vector<std::string> kept = {"Haswell", "Zen", "SkylakeX", "Cooperlake"};
+  EXPECT_NE(std::find(kept.begin(), kept.end(), core), kept.end()) << "OpenBLAS picked " << core;
 }
 
 TEST(Matmul, TransposedViewsNeedNoCopy) {
