@@ -63,13 +63,21 @@ void check_packed(const char* op, const Tensor& q_rows, const Tensor& row_offset
     MOH_CHECK(off[g] <= off[g + 1], op, ": row_offsets decrease at group ", g, " (", off[g], " > ", off[g + 1], ")");
 }
 
-// grad_out matches the saved forward output, whose lse has the dtype the forward gave it.
-void check_saved(const char* op, const Tensor& grad_out, const AttentionForward& saved, const Tensor& q) {
-  MOH_CHECK(grad_out.defined() && grad_out.shape() == saved.out.shape() && grad_out.dtype() == q.dtype(), op,
-            ": grad_out ", describe(grad_out), " must match the forward output ", describe(saved.out));
-  MOH_CHECK(saved.lse.defined() && saved.lse.dtype() == lse_dtype(q.dtype()) && saved.lse.device() == q.device(), op,
-            ": the saved lse must be ", dtype_name(lse_dtype(q.dtype())), " on ", q.device(), ", got ",
-            describe(saved.lse));
+// The saved forward output and lse have the shapes this call's forward gives (out_shape, lse_shape),
+// the lse the dtype it gives, and both live on q's device, like grad_out, which matches the output:
+// the backends read all three directly.
+void check_saved(const char* op, const Tensor& grad_out, const AttentionForward& saved, const Tensor& q,
+                 const Shape& out_shape, const Shape& lse_shape) {
+  MOH_CHECK(saved.out.defined() && saved.out.shape() == out_shape && saved.out.device() == q.device(), op,
+            ": the saved forward output must be ", shape_str(out_shape), " on ", q.device(), ", got ",
+            describe(saved.out));
+  MOH_CHECK(grad_out.defined() && grad_out.shape() == out_shape && grad_out.dtype() == q.dtype() &&
+                grad_out.device() == q.device(),
+            op, ": grad_out ", describe(grad_out), " must match the forward output ", describe(saved.out));
+  MOH_CHECK(saved.lse.defined() && saved.lse.shape() == lse_shape && saved.lse.dtype() == lse_dtype(q.dtype()) &&
+                saved.lse.device() == q.device(),
+            op, ": the saved lse must be ", dtype_name(lse_dtype(q.dtype())), " ", shape_str(lse_shape), " on ",
+            q.device(), ", got ", describe(saved.lse));
 }
 
 }  // namespace
@@ -87,7 +95,8 @@ AttentionForward attention(const Tensor& q_in, const Tensor& k_in, const Tensor&
 AttentionBackward attention_backward(const Tensor& grad_out, const Tensor& q_in, const Tensor& k_in,
                                      const Tensor& v_in, const AttentionForward& saved, double scale, bool causal) {
   check_dense("attention_backward", q_in, k_in, v_in);
-  check_saved("attention_backward", grad_out, saved, q_in);
+  check_saved("attention_backward", grad_out, saved, q_in, {q_in.size(0), q_in.size(1), q_in.size(2), v_in.size(3)},
+              {q_in.size(0), q_in.size(1), q_in.size(2)});
   Tensor q = with_unit_last_stride(q_in), k = with_unit_last_stride(k_in), v = with_unit_last_stride(v_in);
   const int64_t b = q.size(0), h = q.size(1);
   AttentionBackward grads{empty_bthc(b, h, q.size(2), q.size(3), q.dtype(), q.device()),
@@ -112,7 +121,8 @@ AttentionBackward attention_packed_backward(const Tensor& grad_out, const Tensor
                                             const Tensor& q_pos, const Tensor& k_in, const Tensor& v_in,
                                             const AttentionForward& saved, double scale, bool causal) {
   check_packed("attention_packed_backward", q_rows_in, row_offsets, q_pos, k_in, v_in);
-  check_saved("attention_packed_backward", grad_out, saved, q_rows_in);
+  check_saved("attention_packed_backward", grad_out, saved, q_rows_in, {q_rows_in.size(0), v_in.size(3)},
+              {q_rows_in.size(0)});
   Tensor q = with_unit_last_stride(q_rows_in), k = with_unit_last_stride(k_in), v = with_unit_last_stride(v_in);
   const int64_t b = k.size(0), h = k.size(1);
   AttentionBackward grads{Tensor::empty(q.shape(), q.dtype(), q.device()),

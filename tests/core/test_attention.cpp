@@ -220,9 +220,19 @@ TEST(Attention, RejectsBadShapesDtypesAndOffsets) {
   EXPECT_THROW(attention(q, k.to(DType::Float64), v, 1.0, false), Error);
   EXPECT_THROW(attention(q.to(DType::Int32), k.to(DType::Int32), v.to(DType::Int32), 1.0, false), Error);
   EXPECT_THROW(attention(q, zeros({1, 2, 0, 8}), zeros({1, 2, 0, 3}), 1.0, false), Error);
-  AttentionForward saved = attention(q, k, v, 1.0, false);
+  const AttentionForward fwd = attention(q, k, v, 1.0, false);
+  EXPECT_NO_THROW(attention_backward(zeros({1, 2, 4, 3}), q, k, v, fwd, 1.0, false));
+  AttentionForward saved = fwd;
   saved.lse = saved.lse.to(DType::Float64);  // the backward reads lse in the forward's dtype
   EXPECT_THROW(attention_backward(zeros({1, 2, 4, 3}), q, k, v, saved, 1.0, false), Error);
+  // A forward saved for other queries (Tq = 3) would be read past its end.
+  const AttentionForward shorter = attention(zeros({1, 2, 3, 8}), k, v, 1.0, false);
+  saved = fwd;
+  saved.lse = shorter.lse;
+  EXPECT_THROW(attention_backward(zeros({1, 2, 4, 3}), q, k, v, saved, 1.0, false), Error);
+  saved = fwd;
+  saved.out = zeros({1, 2, 4, 2});
+  EXPECT_THROW(attention_backward(zeros({1, 2, 4, 2}), q, k, v, saved, 1.0, false), Error);
   Tensor rows = zeros({3, 8});
   Tensor pos = from_vector<int64_t>({0, 1, 2}, {3});
   EXPECT_NO_THROW(attention_packed(rows, from_vector<int64_t>({0, 1, 3}, {3}), pos, k, v, 1.0, true));
