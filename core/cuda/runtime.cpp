@@ -2,6 +2,7 @@
 // and byte copies. A machine without a driver or GPU reports zero devices instead of failing.
 #include "core/cuda/runtime.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <cstring>
@@ -79,6 +80,11 @@ cudaStream_t compute_stream(int device) { return streams_of(device).compute; }
 cudaStream_t comm_stream(int device) { return streams_of(device).comm; }
 
 void stream_wait(cudaStream_t waiter, cudaStream_t producer) {
+  // The event is created on the producer's device (cudaEventRecord needs the stream's context);
+  // cudaStreamWaitEvent accepts an event of another device.
+  int producer_device = 0;
+  MOH_CUDA_CHECK(cudaStreamGetDevice(producer, &producer_device));
+  DeviceGuard guard(producer_device);
   cudaEvent_t event = nullptr;
   MOH_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
   MOH_CUDA_CHECK(cudaEventRecord(event, producer));
@@ -104,34 +110,57 @@ DeviceGuard::~DeviceGuard() {
   if (cudaGetDevice(&now) == cudaSuccess && now != previous_) cudaSetDevice(previous_);
 }
 
+namespace {
+
+// Pinned staging for host->device copies: a ring of kStagingSlots buffers of up to kStagingChunk
+// bytes per device, each with an event marking when the stream has read it. A copy goes through
+// in chunks, one slot each, so the host blocks only when it wraps around to a slot whose copy is
+// still queued (behind the compute work before it), and at most kStagingSlots * kStagingChunk bytes
+// stay pinned however large a tensor was copied.
+constexpr int kStagingSlots = 4;
+constexpr size_t kStagingChunk = size_t(8) << 20;
+
+struct StagingSlot {
+  void* host = nullptr;
+  size_t bytes = 0;
+  cudaEvent_t consumed = nullptr;
+};
+
+struct StagingRing {
+  std::mutex mutex;
+  std::array<StagingSlot, kStagingSlots> slots;
+  int next = 0;
+};
+
+}  // namespace
+
 void copy_host_to_device(void* dst, const void* src, size_t nbytes, int device) {
   if (nbytes == 0) return;
   DeviceGuard guard(device);
   cudaStream_t stream = compute_stream(device);
-  // Pinned staging: the copy is asynchronous for the device, and the caller's buffer is free to
-  // reuse on return. One staging buffer per device, grown on demand, reused after the stream
-  // has consumed it.
-  struct Staging {
-    std::mutex mutex;
-    void* host = nullptr;
-    size_t bytes = 0;
-    cudaEvent_t consumed = nullptr;
-  };
-  static std::array<Staging, kMaxDevices> staging;
-  Staging& s = staging[size_t(device)];
-  std::lock_guard lock(s.mutex);
-  if (!s.consumed) MOH_CUDA_CHECK(cudaEventCreateWithFlags(&s.consumed, cudaEventDisableTiming));
-  MOH_CUDA_CHECK(cudaEventSynchronize(s.consumed));  // the previous copy out of the buffer is done
-  if (s.bytes < nbytes) {
-    if (s.host) MOH_CUDA_CHECK(cudaFreeHost(s.host));
-    s.host = nullptr;
-    s.bytes = 0;
-    MOH_CUDA_CHECK(cudaMallocHost(&s.host, nbytes));
-    s.bytes = nbytes;
+  static std::array<StagingRing, kMaxDevices> rings;
+  StagingRing& ring = rings[size_t(device)];
+  std::lock_guard lock(ring.mutex);
+  for (size_t done = 0; done < nbytes;) {
+    const size_t chunk = std::min(kStagingChunk, nbytes - done);
+    StagingSlot& slot = ring.slots[size_t(ring.next)];
+    ring.next = (ring.next + 1) % kStagingSlots;
+    if (!slot.consumed) MOH_CUDA_CHECK(cudaEventCreateWithFlags(&slot.consumed, cudaEventDisableTiming));
+    MOH_CUDA_CHECK(cudaEventSynchronize(slot.consumed));  // the slot's previous copy is done
+    if (slot.bytes < chunk) {
+      if (slot.host) MOH_CUDA_CHECK(cudaFreeHost(slot.host));
+      slot.host = nullptr;
+      slot.bytes = 0;
+      const size_t size = std::min(kStagingChunk, std::max(chunk, size_t(64) << 10));  // small ones grow once
+      MOH_CUDA_CHECK(cudaMallocHost(&slot.host, size));
+      slot.bytes = size;
+    }
+    std::memcpy(slot.host, static_cast<const char*>(src) + done, chunk);
+    MOH_CUDA_CHECK(
+        cudaMemcpyAsync(static_cast<char*>(dst) + done, slot.host, chunk, cudaMemcpyHostToDevice, stream));
+    MOH_CUDA_CHECK(cudaEventRecord(slot.consumed, stream));
+    done += chunk;
   }
-  std::memcpy(s.host, src, nbytes);
-  MOH_CUDA_CHECK(cudaMemcpyAsync(dst, s.host, nbytes, cudaMemcpyHostToDevice, stream));
-  MOH_CUDA_CHECK(cudaEventRecord(s.consumed, stream));
 }
 
 void copy_device_to_host(void* dst, const void* src, size_t nbytes, int device) {

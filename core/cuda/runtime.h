@@ -32,7 +32,8 @@ bool sync_after_launch();
 cudaStream_t compute_stream(int device);
 // The device's communication stream (data-parallel collectives).
 cudaStream_t comm_stream(int device);
-// Makes `waiter` wait for all work queued so far on `producer` (an event, no host block).
+// Makes `waiter` wait for all work queued so far on `producer` (an event, no host block); the two
+// streams may belong to different devices.
 void stream_wait(cudaStream_t waiter, cudaStream_t producer);
 void synchronize(int device);  // waits for the device's compute stream
 
@@ -51,8 +52,9 @@ class DeviceGuard {
 };
 
 // Byte copies ordered on the compute stream of the device involved. device_to_host waits for
-// the copy (the host reads the bytes next); host_to_device stages through a pinned buffer so
-// the caller's pageable memory may be reused as soon as it returns.
+// the copy (the host reads the bytes next); host_to_device stages through a small ring of pinned
+// buffers (8 MiB chunks) so the caller's pageable memory may be reused as soon as it returns,
+// without waiting for the device.
 void copy_host_to_device(void* dst, const void* src, size_t nbytes, int device);
 void copy_device_to_host(void* dst, const void* src, size_t nbytes, int device);
 void copy_device_to_device(void* dst, int dst_device, const void* src, int src_device, size_t nbytes);

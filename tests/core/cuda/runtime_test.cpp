@@ -2,8 +2,8 @@
 // between devices. The first tests run on every machine and build: without the backend or a GPU a
 // CUDA tensor cannot be made, and the error says which is missing. The rest need a GPU
 // (MOH_REQUIRE_GPU) and the backend's headers (MOH_WITH_CUDA): allocator statistics and block reuse,
-// out-of-memory errors, round trips of every dtype, cross-device copy_ with broadcast and cast, CUDA
-// error messages and the device guard.
+// out-of-memory errors, round trips of every dtype, chunked uploads, cross-device copy_ with broadcast
+// and cast, copies between two GPUs, CUDA error messages and the device guard.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -152,6 +152,31 @@ TEST(CudaRuntime, CopyAcrossDevicesBroadcastsAndCasts) {
   Tensor floats = Tensor::empty({2, 3}, DType::Float32, Device::cuda(0));
   floats.copy_(ints);
   test::expect_equal(floats, values({2, 3}, 5, DType::Int64).to(DType::Float32), "cuda int64 -> cuda float32");
+}
+
+// Uploads go through a ring of 4 pinned 8 MiB slots: 40 MiB wrap around it within one copy, and a
+// second upload right after reuses slots whose first copy must have finished.
+TEST(CudaRuntime, LargeUploadsGoThroughTheStagingRingInChunks) {
+  MOH_REQUIRE_GPU();
+  const int64_t n = (int64_t(40) << 20) / 4 + 3;
+  const Tensor first = test::rand_t({n}, 7), second = test::rand_t({n}, 8);
+  const Tensor on_gpu_first = first.to(Device::cuda(0)), on_gpu_second = second.to(Device::cuda(0));
+  test::expect_same_bytes(on_gpu_first.to(Device::cpu()), first, "first 40 MiB upload");
+  test::expect_same_bytes(on_gpu_second.to(Device::cpu()), second, "second 40 MiB upload");
+}
+
+// The peer copy orders the destination's stream after the source's and back: the event of each wait
+// belongs to the producing stream's device (a second GPU is needed; one-GPU hosts skip).
+TEST(CudaRuntime, CopiesBetweenTwoGpus) {
+  MOH_REQUIRE_GPU();
+  if (cuda_device_count() < 2) GTEST_SKIP() << "needs two GPUs, this host has one";
+  const Tensor host = test::rand_t({37, 65}, 6);
+  const Tensor on_first = mul(host.to(Device::cuda(0)), 2.0);  // queued on cuda:0's stream before the copy
+  const Tensor on_second = on_first.to(Device::cuda(1));
+  EXPECT_EQ(on_second.device(), Device::cuda(1));
+  test::expect_equal(on_second.to(Device::cpu()), mul(host, 2.0), "cuda:0 -> cuda:1");
+  test::expect_equal(add(on_second, 1.0).to(Device::cuda(0)).to(Device::cpu()), add(mul(host, 2.0), 1.0),
+                     "cuda:1 -> cuda:0");
 }
 
 TEST(CudaRuntime, CudaErrorsNameTheCallTheLineAndTheError) {
