@@ -41,6 +41,9 @@ struct SoftmaxState {
     }
   }
 
+  // Symmetric to the bit, merge(a, b) == merge(b, a) whatever FMA contraction the compiler applies
+  // (so a warp all-reduce leaves every lane the same state): the state with the larger max, then the
+  // larger sum, is the one kept unscaled.
   MOH_HOST_DEVICE MOH_FORCE_INLINE void merge(const SoftmaxState& o) {
     if (o.sum == Acc(0)) return;
     if (sum == Acc(0)) {
@@ -48,9 +51,12 @@ struct SoftmaxState {
       return;
     }
     using std::exp;
-    const Acc m = max > o.max ? max : o.max;
-    sum = sum * exp(max - m) + o.sum * exp(o.max - m);
-    max = m;
+    const bool keep_this = max > o.max || (max == o.max && sum >= o.sum);
+    const SoftmaxState& hi = keep_this ? *this : o;
+    const SoftmaxState& lo = keep_this ? o : *this;
+    const Acc merged_max = hi.max, merged_sum = hi.sum + lo.sum * exp(lo.max - hi.max);
+    max = merged_max;
+    sum = merged_sum;
   }
 
   // log(sum_i exp(x_i)) of everything folded in so far.
