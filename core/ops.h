@@ -98,8 +98,8 @@ Tensor log_softmax_backward(const Tensor& grad_out, const Tensor& out, int64_t d
 // ---------------------------------------------------------------- normalisation (last dim)
 struct NormForward {
   Tensor out;
-  Tensor mean;  // [rows] (layer_norm only), float of the input dtype
-  Tensor rstd;  // [rows]; rows = numel / last dim: 1-D, flattened over all leading dims
+  Tensor mean;  // [rows] (layer_norm only), the input dtype (float32 for 16-bit inputs)
+  Tensor rstd;  // [rows], like mean; rows = numel / last dim: 1-D, flattened over all leading dims
 };
 struct NormBackward {
   Tensor grad_x;
@@ -133,7 +133,7 @@ Tensor embedding_backward(const Tensor& grad_out, const Tensor& indices, int64_t
 enum class Reduction { Mean, Sum, None };
 struct CrossEntropyForward {
   Tensor loss;  // 0-d for Mean/Sum, [N] for None
-  Tensor lse;   // [N] log-sum-exp of each row, saved for backward
+  Tensor lse;   // [N] log-sum-exp of each row, saved for backward (float32 for 16-bit logits)
 };
 // logits [N, C], target int64 [N]. Mean divides by the count of targets != ignore_index.
 CrossEntropyForward cross_entropy(const Tensor& logits, const Tensor& target, double label_smoothing = 0.0,

@@ -3,7 +3,8 @@
 // first by a kernel that finds the first out-of-range row and counts the non-ignored ones; the
 // host reads those two numbers back (the one synchronisation) and raises the CPU's error. Forward:
 // a warp (C up to kWarpRowMax) or the block per row folds the online (max, sum exp) state and the
-// logit sum in acc_t<T> and writes lse and the row loss; Mean/Sum then add the row losses in
+// logit sum in acc_t<T> and writes lse (in acc_t<T>: float32 for the 16-bit types, so the backward
+// reads the forward's value) and the row loss; Mean/Sum then add the row losses in
 // double, in row order, in one block. Backward: one pass over the logits per row,
 // grad = cross_entropy_grad(exp(x - lse), ...); the probabilities are never stored. Ignored rows
 // give loss 0 and gradient 0 and are left out of the Mean denominator (all ignored: NaN).
@@ -72,8 +73,8 @@ struct RowState {
 
 // Writes lse[row] and the row's loss: to loss_none[row] for Reduction::None, else to row_loss[row].
 template <int G, class T>
-__global__ void forward_kernel(const T* x, const int64_t* target, T* lse, T* loss_none, double* row_loss, int64_t n,
-                               int64_t c, acc_t<T> ls, int64_t ignore_index) {
+__global__ void forward_kernel(const T* x, const int64_t* target, acc_t<T>* lse, T* loss_none, double* row_loss,
+                               int64_t n, int64_t c, acc_t<T> ls, int64_t ignore_index) {
   using Acc = acc_t<T>;
   for_each_row<G>(n, [&](int64_t row, int lane) {
     const T* xr = x + row * c;
@@ -86,7 +87,7 @@ __global__ void forward_kernel(const T* x, const int64_t* target, T* lse, T* los
     s = group_allreduce<G>(s, Add{});
     if (lane != 0) return;
     const Acc l = s.softmax.log_sum_exp();
-    lse[row] = store_acc<T>(l);
+    lse[row] = l;
     const int64_t t = target[row];
     const Acc loss = t == ignore_index ? Acc(0) : cross_entropy_row_loss(l, load_acc(xr[t]), s.sum / Acc(c), ls);
     if (loss_none)
@@ -108,8 +109,9 @@ __global__ void total_kernel(const double* row_loss, int64_t n, double divisor, 
 // grad_loss is per row (per_row, Reduction::None) or one value divided by `divisor` (count for
 // Mean, 1 for Sum).
 template <int G, class T>
-__global__ void backward_kernel(const T* grad_loss, const T* x, const int64_t* target, const T* lse, T* gx, int64_t n,
-                                int64_t c, acc_t<T> ls, int64_t ignore_index, bool per_row, double divisor) {
+__global__ void backward_kernel(const T* grad_loss, const T* x, const int64_t* target, const acc_t<T>* lse, T* gx,
+                                int64_t n, int64_t c, acc_t<T> ls, int64_t ignore_index, bool per_row,
+                                double divisor) {
   using Acc = acc_t<T>;
   const Acc inv_c = Acc(1.0 / double(c));
   for_each_row<G>(n, [&](int64_t row, int lane) {
@@ -121,7 +123,7 @@ __global__ void backward_kernel(const T* grad_loss, const T* x, const int64_t* t
     }
     const T* xr = x + row * c;
     const Acc scale = per_row ? load_acc(grad_loss[row]) : Acc(double(load_acc(grad_loss[0])) / divisor);
-    const Acc l = load_acc(lse[row]);
+    const Acc l = lse[row];
     for (int64_t i = lane; i < c; i += G)
       gr[i] = store_acc<T>(cross_entropy_grad(softmax_exp(load_acc(xr[i]) - l), Acc(i == t), ls, inv_c, scale));
   });
@@ -142,8 +144,8 @@ void cross_entropy(const Tensor& logits, const Tensor& target, double label_smoo
     T* pnone = none ? loss.data<T>() : nullptr;
     const auto launch = [&]<int G>() {
       forward_kernel<G, T><<<row_grid<G>(n), kBlockThreads, 0, stream>>>(
-          logits.data<T>(), target.data<int64_t>(), lse.data<T>(), pnone, prl, n, c, acc_t<T>(label_smoothing),
-          ignore_index);
+          logits.data<T>(), target.data<int64_t>(), lse.data<acc_t<T>>(), pnone, prl, n, c,
+          acc_t<T>(label_smoothing), ignore_index);
     };
     if (n > 0) {
       if (c <= kWarpRowMax)
@@ -171,8 +173,8 @@ void cross_entropy_backward(const Tensor& grad_loss, const Tensor& logits, const
     const double divisor = reduction == Reduction::Mean ? double(count) : 1.0;
     const auto launch = [&]<int G>() {
       backward_kernel<G, T><<<row_grid<G>(n), kBlockThreads, 0, stream>>>(
-          grad_loss.data<T>(), logits.data<T>(), target.data<int64_t>(), lse.data<T>(), grad_logits.data<T>(), n, c,
-          acc_t<T>(label_smoothing), ignore_index, reduction == Reduction::None, divisor);
+          grad_loss.data<T>(), logits.data<T>(), target.data<int64_t>(), lse.data<acc_t<T>>(), grad_logits.data<T>(),
+          n, c, acc_t<T>(label_smoothing), ignore_index, reduction == Reduction::None, divisor);
     };
     if (c <= kWarpRowMax)
       launch.template operator()<kWarp>();

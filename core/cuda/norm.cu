@@ -1,7 +1,8 @@
 // CUDA layer_norm / rms_norm forward and backward (core/cuda/norm.h, mirroring core/cpu/norm.cpp).
 // x, out, grad_out, grad_x are contiguous [rows, D]; a row is handled by a warp (D up to
 // kWarpRowMax) or by the whole block. Row statistics are two-pass (mean, then the mean squared
-// deviation) in acc_t<T> (float, double for float64), like the CPU's; the backward's two row
+// deviation) in acc_t<T> (float, double for float64), like the CPU's, and are saved in acc_t<T>
+// (float32 for the 16-bit types: core/ops/checks.h statistic_dtype); the backward's two row
 // dot products are one all-reduce of a pair. grad_weight / grad_bias are column sums over rows:
 // rows are cut into at most kMaxChunks fixed chunks, one thread per (chunk, column) sums its chunk
 // (float32 in double, like the reductions) into a [chunks, D] buffer, and a second kernel adds the
@@ -39,8 +40,8 @@ struct ForwardArgs {
   const T* w;     // or null
   const T* bias;  // or null
   T* y;
-  T* mean;  // null for rms_norm
-  T* rstd;
+  acc_t<T>* mean;  // null for rms_norm
+  acc_t<T>* rstd;
   int64_t rows, d;
   acc_t<T> eps;
 };
@@ -49,8 +50,8 @@ template <class T>
 struct BackwardArgs {
   const T* g;
   const T* x;
-  const T* mean;  // null for rms_norm
-  const T* rstd;
+  const acc_t<T>* mean;  // null for rms_norm
+  const acc_t<T>* rstd;
   const T* w;  // or null
   T* gx;
   int64_t rows, d;
@@ -82,8 +83,8 @@ __global__ void forward_kernel(ForwardArgs<T> p) {
       yr[i] = store_acc<T>(v);
     }
     if (lane == 0) {
-      if (p.mean) p.mean[row] = store_acc<T>(mu);
-      p.rstd[row] = store_acc<T>(rs);
+      if (p.mean) p.mean[row] = mu;
+      p.rstd[row] = rs;
     }
   });
 }
@@ -95,7 +96,7 @@ __global__ void grad_x_kernel(BackwardArgs<T> p) {
   for_each_row<G>(p.rows, [&](int64_t row, int lane) {
     const T* gr = p.g + row * d;
     const T* xr = p.x + row * d;
-    const Acc mu = p.mean ? load_acc(p.mean[row]) : Acc(0), rs = load_acc(p.rstd[row]);
+    const Acc mu = p.mean ? p.mean[row] : Acc(0), rs = p.rstd[row];
     auto gy = [&](int64_t i) { return p.w ? load_acc(gr[i]) * load_acc(p.w[i]) : load_acc(gr[i]); };
     auto xhat = [&](int64_t i) { return (load_acc(xr[i]) - mu) * rs; };
     Pair<Acc> s{0, 0};  // sum gy, sum gy * xhat
@@ -113,7 +114,8 @@ __global__ void grad_x_kernel(BackwardArgs<T> p) {
 
 // partial_w/partial_b[chunk * d + i] = sum over the chunk's rows of g * xhat / g in column i.
 template <class T>
-__global__ void column_partials_kernel(const T* g, const T* x, const T* mean, const T* rstd, col_acc_t<T>* partial_w,
+__global__ void column_partials_kernel(const T* g, const T* x, const acc_t<T>* mean, const acc_t<T>* rstd,
+                                       col_acc_t<T>* partial_w,
                                        col_acc_t<T>* partial_b, int64_t rows, int64_t d, int64_t rows_per_chunk,
                                        int64_t chunks) {
   using Acc = acc_t<T>;
@@ -126,8 +128,8 @@ __global__ void column_partials_kernel(const T* g, const T* x, const T* mean, co
     for (int64_t r = chunk * rows_per_chunk; r < r1; ++r) {
       const Acc gv = load_acc(g[r * d + i]);
       if (partial_w) {
-        const Acc mu = mean ? load_acc(mean[r]) : Acc(0);
-        sw += Col(gv) * Col((load_acc(x[r * d + i]) - mu) * load_acc(rstd[r]));
+        const Acc mu = mean ? mean[r] : Acc(0);
+        sw += Col(gv) * Col((load_acc(x[r * d + i]) - mu) * rstd[r]);
       }
       sb += Col(gv);
     }
@@ -165,8 +167,8 @@ void column_sums(const Tensor& grad_out, const Tensor& x, const Tensor& mean, co
   Col* ppw = pw.defined() ? pw.data<Col>() : nullptr;
   Col* ppb = pb.defined() ? pb.data<Col>() : nullptr;
   column_partials_kernel<T><<<grid_for(chunks * d), kBlockThreads, 0, stream>>>(
-      grad_out.data<T>(), x.data<T>(), data_or_null<T>(mean), rstd.data<T>(), ppw, ppb, rows, d, rows_per_chunk,
-      chunks);
+      grad_out.data<T>(), x.data<T>(), data_or_null<acc_t<T>>(mean), rstd.data<acc_t<T>>(), ppw, ppb, rows, d,
+      rows_per_chunk, chunks);
   MOH_CUDA_CHECK_LAUNCH("norm column_partials_kernel");
   auto finish = [&](const Col* part, const Tensor& dst) {
     if (!part) return;
@@ -187,7 +189,8 @@ void norm_forward(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
     DeviceGuard guard(x.device().index);
     const cudaStream_t stream = stream_for(x);
     const ForwardArgs<T> p{x.data<T>(), data_or_null<T>(weight), data_or_null<T>(bias), out.data<T>(),
-                           mean.defined() ? mean.data<T>() : nullptr, rstd.data<T>(), rows, d, acc_t<T>(eps)};
+                           mean.defined() ? mean.data<acc_t<T>>() : nullptr, rstd.data<acc_t<T>>(), rows, d,
+                           acc_t<T>(eps)};
     if (d <= kWarpRowMax)
       forward_kernel<kWarp><<<row_grid<kWarp>(rows), kBlockThreads, 0, stream>>>(p);
     else
@@ -203,7 +206,7 @@ void norm_backward(const Tensor& grad_out, const Tensor& x, const Tensor& mean, 
     DeviceGuard guard(x.device().index);
     const cudaStream_t stream = stream_for(x);
     if (rows > 0) {
-      const BackwardArgs<T> p{grad_out.data<T>(), x.data<T>(),      data_or_null<T>(mean), rstd.data<T>(),
+      const BackwardArgs<T> p{grad_out.data<T>(), x.data<T>(), data_or_null<acc_t<T>>(mean), rstd.data<acc_t<T>>(),
                               data_or_null<T>(weight), grad_x.data<T>(), rows, d};
       if (d <= kWarpRowMax)
         grad_x_kernel<kWarp><<<row_grid<kWarp>(rows), kBlockThreads, 0, stream>>>(p);

@@ -16,7 +16,6 @@ Tensor empty_bthc(int64_t b, int64_t h, int64_t t, int64_t c, DType dtype, Devic
 
 // The saved log-sum-exp keeps float32 precision for bfloat16/float16 operands (the backward
 // recomputes probabilities from it); float32/float64 operands keep their own dtype.
-DType lse_dtype(DType dtype) { return dtype == DType::BFloat16 || dtype == DType::Float16 ? DType::Float32 : dtype; }
 
 void check_kv(const char* op, const Tensor& k, const Tensor& v, DType dtype, Device device) {
   MOH_CHECK(k.defined() && v.defined(), op, ": k and v must be defined");
@@ -74,9 +73,9 @@ void check_saved(const char* op, const Tensor& grad_out, const AttentionForward&
   MOH_CHECK(grad_out.defined() && grad_out.shape() == out_shape && grad_out.dtype() == q.dtype() &&
                 grad_out.device() == q.device(),
             op, ": grad_out ", describe(grad_out), " must match the forward output ", describe(saved.out));
-  MOH_CHECK(saved.lse.defined() && saved.lse.shape() == lse_shape && saved.lse.dtype() == lse_dtype(q.dtype()) &&
+  MOH_CHECK(saved.lse.defined() && saved.lse.shape() == lse_shape && saved.lse.dtype() == statistic_dtype(q.dtype()) &&
                 saved.lse.device() == q.device(),
-            op, ": the saved lse must be ", dtype_name(lse_dtype(q.dtype())), " ", shape_str(lse_shape), " on ",
+            op, ": the saved lse must be ", dtype_name(statistic_dtype(q.dtype())), " ", shape_str(lse_shape), " on ",
             q.device(), ", got ", describe(saved.lse));
 }
 
@@ -87,7 +86,7 @@ AttentionForward attention(const Tensor& q_in, const Tensor& k_in, const Tensor&
   Tensor q = with_unit_last_stride(q_in), k = with_unit_last_stride(k_in), v = with_unit_last_stride(v_in);
   const int64_t b = q.size(0), h = q.size(1), tq = q.size(2);
   AttentionForward fwd{empty_bthc(b, h, tq, v.size(3), q.dtype(), q.device()),
-                       Tensor::empty({b, h, tq}, lse_dtype(q.dtype()), q.device())};
+                       Tensor::empty({b, h, tq}, statistic_dtype(q.dtype()), q.device())};
   MOH_BACKEND(q.device(), attention, fwd.out, fwd.lse, q, k, v, scale, causal);
   return fwd;
 }
@@ -112,7 +111,7 @@ AttentionForward attention_packed(const Tensor& q_rows_in, const Tensor& row_off
   check_packed("attention_packed", q_rows_in, row_offsets, q_pos, k_in, v_in);
   Tensor q = with_unit_last_stride(q_rows_in), k = with_unit_last_stride(k_in), v = with_unit_last_stride(v_in);
   AttentionForward fwd{Tensor::empty({q.size(0), v.size(3)}, q.dtype(), q.device()),
-                       Tensor::empty({q.size(0)}, lse_dtype(q.dtype()), q.device())};
+                       Tensor::empty({q.size(0)}, statistic_dtype(q.dtype()), q.device())};
   MOH_BACKEND(q.device(), attention_packed, fwd.out, fwd.lse, q, row_offsets, q_pos, k, v, scale, causal);
   return fwd;
 }

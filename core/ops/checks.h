@@ -20,6 +20,13 @@ inline const char* math_numeric_names(const Tensor& t) {
   return t.device().is_cuda() ? "float32, float64, bfloat16, float16, int32 or int64" : "float32, float64, int32 or int64";
 }
 
+// The dtype of the per-row statistics a forward saves for its backward (attention and cross entropy
+// lse, norm mean/rstd): the accumulation type, so float32 for bfloat16/float16 inputs (a 16-bit copy
+// would shift every probability and normalised value the backward recomputes), else the input's.
+inline DType statistic_dtype(DType input) {
+  return input == DType::BFloat16 || input == DType::Float16 ? DType::Float32 : input;
+}
+
 // Throws unless `t` (argument `name` of `op`) is a defined tensor of a math float dtype.
 inline void check_float_argument(const char* op, const char* name, const Tensor& t) {
   MOH_CHECK(t.defined(), op, ": ", name, " is an undefined tensor");

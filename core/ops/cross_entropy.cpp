@@ -37,7 +37,7 @@ CrossEntropyForward cross_entropy(const Tensor& logits, const Tensor& target, do
   check_inputs("cross_entropy", logits, target, label_smoothing);
   CrossEntropyForward f;
   f.loss = Tensor::empty(loss_shape(logits, reduction), logits.dtype(), logits.device());
-  f.lse = Tensor::empty({logits.size(0)}, logits.dtype(), logits.device());
+  f.lse = Tensor::empty({logits.size(0)}, statistic_dtype(logits.dtype()), logits.device());
   MOH_BACKEND(logits.device(), cross_entropy, logits.contiguous(), target.contiguous(), label_smoothing, ignore_index,
               reduction, f.loss, f.lse);
   return f;
@@ -53,10 +53,12 @@ Tensor cross_entropy_backward(const Tensor& grad_loss, const Tensor& logits, con
             op, ": expected grad_loss of shape ", shape_str(expected), " (reduction ", reduction_name(reduction),
             ") with the dtype and device of the logits ", describe(logits), ", got ",
             grad_loss.defined() ? describe(grad_loss) : std::string("an undefined tensor"));
-  MOH_CHECK(lse.defined() && lse.shape() == Shape{logits.size(0)} && lse.dtype() == logits.dtype() &&
+  const DType lse_dtype = statistic_dtype(logits.dtype());
+  MOH_CHECK(lse.defined() && lse.shape() == Shape{logits.size(0)} && lse.dtype() == lse_dtype &&
                 lse.device() == logits.device(),
-            op, ": expected the saved lse of shape [", logits.size(0), "] with the dtype and device of the logits ",
-            describe(logits), ", got ", lse.defined() ? describe(lse) : std::string("an undefined tensor"));
+            op, ": expected the saved lse of shape [", logits.size(0), "] ", dtype_name(lse_dtype), " on ",
+            logits.device(), " for the logits ", describe(logits), ", got ",
+            lse.defined() ? describe(lse) : std::string("an undefined tensor"));
   Tensor grad = Tensor::empty(logits.shape(), logits.dtype(), logits.device());
   MOH_BACKEND(logits.device(), cross_entropy_backward, grad_loss.contiguous(), logits.contiguous(),
               target.contiguous(), lse.contiguous(), label_smoothing, ignore_index, reduction, grad);

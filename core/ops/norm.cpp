@@ -24,12 +24,13 @@ Tensor check_param(const char* op, const char* name, const Tensor& p, const Tens
   return p.contiguous();
 }
 
-// A saved [rows] statistic from the forward.
+// A saved [rows] statistic from the forward (statistic_dtype of x, on x's device).
 Tensor check_saved(const char* op, const char* name, const Tensor& s, const Tensor& x) {
   const int64_t rows = x.numel() / x.size(-1);
-  MOH_CHECK(s.defined() && s.dim() == 1 && s.size(0) == rows && s.dtype() == x.dtype() && s.device() == x.device(),
-            op, ": expected saved ", name, " of shape [", rows, "] with the dtype and device of ", describe(x), ", got ",
-            s.defined() ? describe(s) : std::string("an undefined tensor"));
+  const DType dtype = statistic_dtype(x.dtype());
+  MOH_CHECK(s.defined() && s.dim() == 1 && s.size(0) == rows && s.dtype() == dtype && s.device() == x.device(), op,
+            ": expected saved ", name, " of shape [", rows, "] ", dtype_name(dtype), " on ", x.device(), " for ",
+            describe(x), ", got ", s.defined() ? describe(s) : std::string("an undefined tensor"));
   return s.contiguous();
 }
 
@@ -41,8 +42,8 @@ NormForward norm_forward(const char* op, const Tensor& x, const Tensor& weight, 
   const int64_t rows = x.numel() / d;
   NormForward f;
   f.out = Tensor::empty(x.shape(), x.dtype(), x.device());
-  if (centered) f.mean = Tensor::empty({rows}, x.dtype(), x.device());
-  f.rstd = Tensor::empty({rows}, x.dtype(), x.device());
+  if (centered) f.mean = Tensor::empty({rows}, statistic_dtype(x.dtype()), x.device());
+  f.rstd = Tensor::empty({rows}, statistic_dtype(x.dtype()), x.device());
   MOH_BACKEND(x.device(), norm_forward, x.contiguous(), w, b, eps, f.out, f.mean, f.rstd);
   return f;
 }
