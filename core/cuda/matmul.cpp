@@ -7,6 +7,7 @@
 // GEMM autocast: float32 products read bfloat16/float16 copies of a and b, accumulating in float32.
 #include "core/cuda/matmul.h"
 
+#include <cstdint>
 #include <optional>
 
 #include "core/backend_flags.h"
@@ -50,13 +51,23 @@ Operand prepare(const Tensor& in) {
   return {t, {t.raw_data(), l.ld, *uniform_batch_stride(t), l.transposed}};
 }
 
+// `t` in `dtype`, each distinct element converted once: broadcast (stride 0) dims are converted at
+// size 1 and expanded again, so a weight shared by every batch stays one matrix (and the product
+// can still run as one tall GEMM).
+Tensor cast_keeping_broadcasts(const Tensor& t, DType dtype) {
+  Tensor distinct = t;
+  for (int64_t d = 0; d < t.dim(); ++d)
+    if (t.stride(d) == 0 && t.size(d) > 1) distinct = distinct.narrow(d, 0, 1);
+  return distinct.to(dtype).expand(t.shape());
+}
+
 // out = a @ b (+ beta * out) (+ bias per column) as one cuBLASLt call. Under GEMM autocast
 // (core/backend_flags.h) a float32 product reads bfloat16/float16 copies of its operands.
 void run(const Tensor& out, const Tensor& a_full, const Tensor& b_full, double beta, const void* bias) {
   if (out.numel() == 0) return;
   const bool autocast = out.dtype() == DType::Float32 && gemm_autocast() != DType::Float32;
-  const Tensor a_in = autocast ? a_full.to(gemm_autocast()) : a_full;
-  const Tensor b_in = autocast ? b_full.to(gemm_autocast()) : b_full;
+  const Tensor a_in = autocast ? cast_keeping_broadcasts(a_full, gemm_autocast()) : a_full;
+  const Tensor b_in = autocast ? cast_keeping_broadcasts(b_full, gemm_autocast()) : b_full;
   const int64_t m = out.size(-2), n = out.size(-1);
   GemmDesc g;
   g.device = out.device().index;
@@ -93,8 +104,11 @@ void matmul(const Tensor& out, const Tensor& a, const Tensor& b, bool accumulate
 
 bool matmul_bias(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& bias) {
   const bool autocast = out.dtype() == DType::Float32 && gemm_autocast() != DType::Float32;
+  // cuBLASLt's bias epilogue kernels may assume a 16-byte aligned bias (a view into a parameter
+  // may not be): others take the generic path.
   const bool fits = out.dtype() != DType::Float64 && !autocast && a.size(-1) > 0 && bias.dim() == 1 &&
-                    bias.size(0) == out.size(-1) && (bias.size(0) == 1 || bias.stride(0) == 1);
+                    bias.size(0) == out.size(-1) && (bias.size(0) == 1 || bias.stride(0) == 1) &&
+                    reinterpret_cast<uintptr_t>(bias.raw_data()) % 16 == 0;
   if (fits) run(out, a, b, 0.0, bias.raw_data());
   return fits;
 }

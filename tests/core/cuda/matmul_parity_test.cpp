@@ -145,6 +145,7 @@ TEST(CudaParityMatmul, AddmmBiasEpilogueAndCopyPath) {
     const Tensor row = rand_t({5}, 64, dt), full = rand_t({7, 5}, 65, dt), one = rand_t({1}, 66, dt);
     const Tensor wide = rand_t({10}, 67, dt);
     const View stepped = [](const Tensor& x) { return x.slice(0, 0, 10, 2); };  // a strided [5] bias
+    const View shifted = [](const Tensor& x) { return x.narrow(0, 1, 5); };     // not 16-byte aligned
     struct Case {
       Tensor bias;
       View view;
@@ -153,7 +154,8 @@ TEST(CudaParityMatmul, AddmmBiasEpilogueAndCopyPath) {
     };
     for (const Case& c : {Case{row, kWhole, a, "[N] bias (epilogue)"}, Case{row, kWhole, a3, "[N] bias, batched a"},
                           Case{full, kWhole, a, "[M, N] bias"}, Case{one, kWhole, a, "[1] bias"},
-                          Case{wide, stepped, a, "strided [N] bias"}}) {
+                          Case{wide, stepped, a, "strided [N] bias"},
+                          Case{wide, shifted, a, "[N] bias at an unaligned address"}}) {
       const Tensor bias = c.view(c.bias), gbias = c.view(gpu(c.bias));
       const Tensor want = addmm(bias, c.a, b);
       const Tensor scale = add(matmul(abs(c.a), abs(b)), abs(bias));
