@@ -1,9 +1,10 @@
 // The NCCL backend (CUDA memory): one communicator per job and GPU, its unique id made by rank 0
 // and broadcast through the CPU world. Collectives run on the device's communication stream,
-// ordered after the work already queued on its compute stream (both from core/cuda/runtime.h) (an event the comm stream waits
-// on); wait() polls the completion event against the deadline and, on a timeout or an
-// asynchronous NCCL error, aborts the communicator and throws a DistError naming this rank and
-// the collective. Compute issued after wait() returns is ordered after the collective.
+// ordered after the work already queued on its compute stream (both from core/cuda/runtime.h; an
+// event the comm stream waits on); wait() polls the completion event against the deadline and, on a
+// timeout or an asynchronous NCCL error, aborts the communicator and throws a DistError naming this
+// rank and the collective. Compute issued after wait() returns, or after the work is dropped
+// unwaited, is ordered after the collective.
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -54,7 +55,12 @@ class NcclWork final : public Work {
  public:
   NcclWork(std::shared_ptr<Shared> shared, std::string what, cudaEvent_t done)
       : shared_(std::move(shared)), what_(std::move(what)), done_(done), posted_(Clock::now()) {}
-  ~NcclWork() override { cudaEventDestroy(done_); }
+  // A collective dropped without wait() still orders later compute after it: its buffers go back to
+  // the stream-ordered allocator, which hands them to the compute stream.
+  ~NcclWork() override {
+    if (!completed_ && error_.empty()) cudaStreamWaitEvent(cuda::compute_stream(shared_->device), done_, 0);
+    cudaEventDestroy(done_);
+  }
 
   bool finished() override { return completed_ || !error_.empty() || cudaEventQuery(done_) != cudaErrorNotReady; }
 
@@ -197,7 +203,7 @@ class NcclCommunicator final : public Communicator {
         throw DistError(str_cat(s.where, ": collective ", what, " not run: an earlier collective failed: ", s.broken));
     }
     s.timeout_s = timeout_s();
-    cuda_check(cudaSetDevice(s.device), "selecting the GPU");
+    cuda::DeviceGuard guard(s.device);
     cudaEvent_t ready = nullptr, done = nullptr;
     cuda_check(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming), "creating an event");
     cuda_check(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "creating an event");
