@@ -8,7 +8,7 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build g++ pkg-config
-  libopenblas-openmp-dev      # BLAS on the OpenMP runtime: one thread pool for ops and GEMM
+  libopenblas-openmp-dev      # BLAS on the OpenMP runtime (linked statically: cmake/openblas_static.cmake)
   nlohmann-json3-dev          # JSON (safetensors headers, metrics)
   libspdlog-dev               # run logs (train.log)
   libyaml-cpp-dev             # YAML run configs (trainers/config)
