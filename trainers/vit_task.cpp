@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "autograd/autograd.h"
+#include "core/dist/world.h"
 #include "core/io/hdf5_file.h"
 #include "core/ops.h"
 #include "data/fashion_mnist.h"
@@ -168,7 +169,9 @@ class VitTask final : public Task {
         mix_gen_(seed_ ^ kMixKey),
         label_smoothing_(cfg.get_float("data.label_smoothing")),
         eval_batch_(cfg.get_int("eval.batch_size")),
-        predictions_(cfg.has("eval.predictions") ? cfg.get_string("eval.predictions") : ""),
+        // Every rank evaluates the whole held-out set; rank 0 alone writes the predictions file.
+        predictions_(cfg.has("eval.predictions") && dist::launch_env().rank == 0 ? cfg.get_string("eval.predictions")
+                                                                                 : ""),
         device_(training_device(cfg)) {
     mix_.mixup_alpha = cfg.get_float("data.mixup");
     mix_.cutmix_alpha = cfg.get_float("data.cutmix");

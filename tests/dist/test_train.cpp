@@ -3,7 +3,8 @@
 // relative, same final weights), also with gradient accumulation and for a ViT (dense MHA and MoH
 // with global balance statistics), also with the optimizer state sharded (ZeRO-1); a checkpoint of
 // either world size (sharded or not) resumes on the other and continues identically; rank 0 alone
-// writes the run folder; killing a rank ends the job non-zero, naming the rank, within the timeout.
+// writes the run folder and the eval predictions; killing a rank ends the job non-zero, naming the
+// rank, within the timeout.
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -16,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/io/hdf5_file.h"
 #include "tests/dist/dist_test_util.h"
 #include "tests/test_util.h"
 #include "trainers/checkpoint.h"
@@ -181,9 +183,13 @@ TEST_F(DistTrain, VitDenseAndMohMatchOneProcess) {
       "threads=1 distributed.timeout_s=60 distributed.bucket_mb=0.02 ";
   const std::string moh = common + "model.shared_heads=[1] model.routed_topk=[2] moh.balance_scope=global";
   train(1, configs + "fmnist_mha.yaml", "mha_one", common);
-  train(2, configs + "fmnist_mha.yaml", "mha_two", common);
+  // Both ranks evaluate at the end; rank 0 alone writes the predictions file.
+  const std::string predictions = path("predictions.h5");
+  train(2, configs + "fmnist_mha.yaml", "mha_two", common + " eval.every=20 eval.predictions=" + predictions);
   expect_same_losses(losses(run("mha_one")), losses(run("mha_two")), 20);
   expect_same_weights(checkpoint("mha_one", 20), checkpoint("mha_two", 20));
+  EXPECT_FALSE(fs::exists(predictions + ".tmp"));
+  EXPECT_EQ(Hdf5File(predictions, Hdf5File::Mode::Read).read_tensor("logits").shape(), (Shape{32, 10}));
   train(1, configs + "fmnist_moh.yaml", "moh_one", moh);
   train(2, configs + "fmnist_moh.yaml", "moh_two", moh);
   expect_same_losses(losses(run("moh_one")), losses(run("moh_two")), 20);
