@@ -45,6 +45,10 @@ struct LossScalerOptions {
 // with the same scale.
 class DynamicLossScaler {
  public:
+  // Below this (fp16's smallest subnormal) every scaled gradient that reaches an fp16 GEMM is zero:
+  // the trainer stops when overflows in a row bring the scale under it.
+  static constexpr double kMinScale = 0x1p-24;
+
   // Throws unless init_scale > 0, growth_factor >= 1, 0 < backoff_factor < 1, growth_interval >= 1.
   explicit DynamicLossScaler(const LossScalerOptions& options = {});
 

@@ -247,16 +247,23 @@ struct Trainer::Impl {
       step_loss = global[0] / dp->world_size();
       step_lb = global[1] / dp->world_size();
       const bool stop = global[2] > 0;
-      if (global[3] > 0) {
+      // An overflow is a non-finite gradient under a finite loss: the scale was too large. A non-finite
+      // loss is the model's at any scale: train.nonfinite decides, and the scale stays.
+      if (global[3] > 0 && std::isfinite(step_loss)) {
         optimizer->zero_grad();
         scaler->update(true);
         log->info(str_cat("step ", step, ": loss scale overflow, scale -> ", scaler->scale(), " (update skipped)"));
+        MOH_CHECK(scaler->scale() >= DynamicLossScaler::kMinScale, "step ", step, ": the loss scale fell to ",
+                  scaler->scale(), " after overflows in a row: the gradients are not finite at any scale, so the "
+                  "model produces inf/NaN (or values fp16 cannot hold); the last checkpoint is ",
+                  last_checkpoint.empty() ? std::string("none yet") : last_checkpoint);
       } else {
         const NamedParameters params = task.model().named_parameters();
         const GradNorm gn = dp->clip_gradients(params, clip);
         if (!gn.finite() || !std::isfinite(step_loss)) {
-          const std::string what = gn.finite() ? str_cat("the loss is ", step_loss)
-                                               : str_cat("the gradient of '", gn.nonfinite, "' is not finite");
+          const std::string what = !std::isfinite(step_loss)
+                                       ? str_cat("the loss is ", step_loss)
+                                       : str_cat("the gradient of '", gn.nonfinite, "' is not finite");
           optimizer->zero_grad();
           if (abort_on_nonfinite) {
             save();  // the weights are still those of the last good step
@@ -273,8 +280,8 @@ struct Trainer::Impl {
           lb_sum += step_lb;
           norm_sum += gn.norm;
           ++logged_steps;
+          if (scaler) scaler->update(false);  // only applied steps count towards growth
         }
-        if (scaler) scaler->update(false);  // after a possible abort: its checkpoint holds the scale before this step
       }
       ++step;
       const double step_ms = seconds_since(step_start) * 1e3;

@@ -1,6 +1,7 @@
 // The trainer on a CUDA device (skipped without one): the synthetic smoke config learns in fp32 as
 // on the CPU, and in bf16 and fp16 mixed precision; an fp16 overflow is skipped and backs the loss
-// scale off; a deterministic fp16 run resumed from a checkpoint ends bit for bit where the
+// scale off, a NaN loss follows train.nonfinite instead, and overflows at every scale stop the run;
+// a deterministic fp16 run resumed from a checkpoint ends bit for bit where the
 // uninterrupted run does; a ViT with MoH attention and a sin-cos table moved to the GPU computes
 // what it computes on the CPU.
 #include <gtest/gtest.h>
@@ -123,6 +124,43 @@ TEST_F(TrainerCuda, Fp16OverflowSkipsTheUpdateAndHalvesTheScale) {
   EXPECT_EQ(scale_at[7], 1024.0);
   EXPECT_EQ(scale_at[20], 512.0);
   EXPECT_EQ(load_checkpoint(r.checkpoint).scheduler.at("loss_scale"), 512.0);
+}
+
+// A NaN loss is the model's at any scale: train.nonfinite decides and the scale stays, instead of
+// an endless run of "overflows" that never aborts.
+TEST_F(TrainerCuda, Fp16NonFiniteLossFollowsTrainNonfiniteAndKeepsTheScale) {
+  MOH_REQUIRE_GPU();
+  const std::vector<std::string> common{"precision=fp16", "train.steps=10", "train.log_every=1",
+                                        "loss_scale.init=1024", "checkpoint.every=0", "eval.every=0"};
+  std::vector<std::string> skip = common;
+  skip.push_back("train.nonfinite=skip_step");
+  const Config skip_cfg = smoke("nan_skip", skip);
+  FaultyTask skipping(task_family("synthetic").create(skip_cfg), 4, Fault::NanLoss);
+  const TrainResult r = Trainer(skip_cfg, skipping).run();
+  EXPECT_EQ(r.step, 10);
+  const std::string log = log_text("nan_skip");
+  EXPECT_NE(log.find("step 3: the loss is nan; skipping the update"), std::string::npos) << log;
+  EXPECT_EQ(log.find("loss scale overflow"), std::string::npos) << log;
+  EXPECT_EQ(load_checkpoint(r.checkpoint).scheduler.at("loss_scale"), 1024.0);
+
+  std::vector<std::string> abort = common;
+  abort.push_back("train.nonfinite=abort");
+  const Config abort_cfg = smoke("nan_abort", abort);
+  FaultyTask aborting(task_family("synthetic").create(abort_cfg), 4, Fault::NanLoss);
+  test::expect_error([&] { Trainer(abort_cfg, aborting).run(); }, {"step 3", "the loss is nan", "train.nonfinite: abort"});
+}
+
+// Overflows at every scale (the loss times 1e36 overflows float16 even at 2^-24): the run stops once
+// the scale falls below 2^-24 instead of halving it towards 0.
+TEST_F(TrainerCuda, Fp16OverflowsInARowStopTheRunWhenTheScaleIsSpent) {
+  MOH_REQUIRE_GPU();
+  const Config cfg = smoke("spent", {"precision=fp16", "train.steps=40", "loss_scale.init=1", "checkpoint.every=0",
+                                     "eval.every=0"});
+  std::vector<FaultyTask::At> every;
+  for (int64_t m = 1; m <= 40; ++m) every.push_back({m, Fault::Overflow});
+  FaultyTask task(task_family("synthetic").create(cfg), every);
+  test::expect_error([&] { Trainer(cfg, task).run(); },
+                     {"step 24", "the loss scale fell to", "not finite at any scale"});
 }
 
 TEST_F(TrainerCuda, DeterministicFp16ResumeReproducesTheUninterruptedRunBitForBit) {
