@@ -74,11 +74,19 @@ AttentionOutput MoHAttention::forward(const ag::Variable& x, const Tensor& posit
   if (moh_.router == MoHRouter::Learned) routing = route(ag::reshape(x, {batch * tokens, options().dim}));
   const bool sparse = moh_.execution == MoHExecution::Sparse && split_.topk > 0;
   ag::Variable out = sparse ? forward_sparse(x, pos, routing) : forward_dense(x, pos, routing);
-  {
-    ag::NoGradGuard no_grad;
-    stats_ = routing_stats(routing, split_, batch * tokens);
-  }
+  last_routing_ = {routing.gates.defined() ? ag::Variable(routing.gates.data()) : ag::Variable(), routing.topk,
+                   routing.topk_ids, routing.probs, ag::Variable()};
+  last_tokens_ = batch * tokens;
+  stats_.reset();
   return {out, routing.balance_loss};
+}
+
+const RoutingStats& MoHAttention::last_stats() const {
+  if (!stats_) {
+    ag::NoGradGuard no_grad;
+    stats_ = routing_stats(last_routing_, split_, last_tokens_);
+  }
+  return *stats_;
 }
 
 ag::Variable MoHAttention::forward_dense(const ag::Variable& x, const Tensor& pos, Routing& routing) {
@@ -102,7 +110,7 @@ ag::Variable MoHAttention::forward_sparse(const ag::Variable& x, const Tensor& p
   RoutedRows rows;
   if (gathered) {
     std::tie(k, v) = keys_values(x, pos);
-    rows = pack_routed_rows(routing.topk, batch, tokens, split_);
+    rows = pack_routed_rows(routing.topk_ids, x.device(), batch, tokens, split_);
     auto [w, b] = qkv_rows(hs * dh, e * dh);
     q_rows = ag::gather_linear(ag::reshape(x, {n, dim}), rows.token_index, rows.head_offsets,
                                ag::view(w, {e, dh, dim}), b.defined() ? ag::view(b, {e, dh}) : ag::Variable());
@@ -117,7 +125,7 @@ ag::Variable MoHAttention::forward_sparse(const ag::Variable& x, const Tensor& p
     Heads heads = split_heads(qkv_->forward(x), pos);
     ag::Variable q_tokens = ag::reshape(ag::permute(heads.q, {0, 2, 1, 3}), {n, h, dh});
     if (moh_.router == MoHRouter::QueryNorm) routing = query_norm_routing(q_tokens, split_, moh_.eps);
-    rows = pack_routed_rows(routing.topk, batch, tokens, split_);
+    rows = pack_routed_rows(routing.topk_ids, x.device(), batch, tokens, split_);
     q_rows = ag::index_select(ag::reshape(q_tokens, {n * h, dh}), 0, rows.pair_index);
     if (hs > 0) q_shared = ag::narrow(heads.q, 1, 0, hs);
     k = heads.k;

@@ -9,6 +9,8 @@
 // every token and head in both.
 #pragma once
 
+#include <optional>
+
 #include "layers/moh_routing.h"
 #include "layers/multi_head_attention.h"
 
@@ -52,8 +54,9 @@ class MoHAttention : public MultiHeadAttention {
   double active_share() const;
   // Whether the sparse execution uses per-head gathered projections (resolves Auto).
   bool gathered_projections() const;
-  // Statistics of the last forward.
-  const RoutingStats& last_stats() const { return stats_; }
+  // Statistics of the last forward, computed on the first call after it (a forward only keeps its
+  // routing's values: no host reads of device tensors in the training step).
+  const RoutingStats& last_stats() const;
 
  private:
   Routing route(const ag::Variable& x2d) const;
@@ -63,7 +66,9 @@ class MoHAttention : public MultiHeadAttention {
   MoHOptions moh_;
   HeadSplit split_;
   std::shared_ptr<Linear> router_, shared_gate_, stage_gate_;
-  RoutingStats stats_;
+  Routing last_routing_;  // the last forward's routing, values only (gates off the tape)
+  int64_t last_tokens_ = 0;
+  mutable std::optional<RoutingStats> stats_;
 };
 
 // An MoH layer with the query-norm router (no new parameters) holding a copy of mha's weights:

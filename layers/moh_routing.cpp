@@ -11,8 +11,9 @@
 namespace moh {
 namespace {
 
-// The K selected routed heads of each row of p [N, E], ascending, and their one-hot mask.
-std::pair<Tensor, Tensor> select_topk(const Tensor& p, int64_t k) {
+// The K selected routed heads of each row of p [N, E], ascending (set on `out`: topk on p's device
+// and its host copy topk_ids), and their one-hot mask.
+Tensor select_topk(const Tensor& p, int64_t k, Routing& out) {
   TopK top = moh::topk(p, k);
   const int64_t n = p.size(0), e = p.size(1);
   std::vector<int64_t> idx = top.indices.to_vector<int64_t>();
@@ -20,7 +21,9 @@ std::pair<Tensor, Tensor> select_topk(const Tensor& p, int64_t k) {
   std::vector<float> mask(size_t(n * e), 0.0f);
   for (int64_t i = 0; i < n; ++i)
     for (int64_t j = 0; j < k; ++j) mask[size_t(i * e + idx[size_t(i * k + j)])] = 1.0f;
-  return {from_vector(idx, {n, k}, DType::Int64, p.device()), from_vector(mask, {n, e}, p.dtype(), p.device())};
+  out.topk = from_vector(idx, {n, k}, DType::Int64, p.device());
+  out.topk_ids = std::move(idx);
+  return from_vector(mask, {n, e}, p.dtype(), p.device());
 }
 
 // Forward value: the binary mask; gradient: passed straight through to `soft` where the mask is
@@ -60,8 +63,7 @@ Routing learned_routing(const ag::Variable& x, const GateLayers& layers, const H
   }
   const int64_t hs = split.shared, k = split.topk, e = split.routed();
   ag::Variable p = ag::softmax(layers.router->forward(x), 1);  // [N, E]
-  auto [topk, mask] = select_topk(p.data(), k);
-  out.topk = topk;
+  const Tensor mask = select_topk(p.data(), k, out);
   out.probs = p.data();
   ag::Variable r = renormalised(p, mask, k, eps);
   if (hs == 0) {
@@ -88,18 +90,18 @@ Routing query_norm_routing(const ag::Variable& q, const HeadSplit& split, double
   ag::Variable routed = ag::narrow(norms, 1, hs, e);
   ag::Variable spread = ag::add(ag::sqrt(ag::variance(routed, {1}, 0, true)), eps);
   ag::Variable score = ag::softmax(ag::div(routed, spread), 1);  // [N, E]
-  auto [topk, mask] = select_topk(score.data(), split.topk);
-  out.topk = topk;
+  const Tensor mask = select_topk(score.data(), split.topk, out);
   out.probs = score.data();
   ag::Variable routed_gates = straight_through(mask, score);
   out.gates = hs == 0 ? routed_gates : ag::cat({ag::Variable(ones({n, hs}, q.dtype(), q.device())), routed_gates}, 1);
   return out;
 }
 
-RoutedRows pack_routed_rows(const Tensor& topk, int64_t batch, int64_t tokens, const HeadSplit& split) {
+RoutedRows pack_routed_rows(const std::vector<int64_t>& sel, Device device, int64_t batch, int64_t tokens,
+                            const HeadSplit& split) {
   const int64_t k = split.topk, e = split.routed(), n = batch * tokens;
-  MOH_CHECK(topk.shape() == (Shape{n, k}), "pack_routed_rows: topk ", describe(topk), " must be [", n, ", ", k, "]");
-  const std::vector<int64_t> sel = topk.to_vector<int64_t>();
+  MOH_CHECK(int64_t(sel.size()) == n * k, "pack_routed_rows: expected the ", n, " x ", k, " selected heads of ", batch,
+            " x ", tokens, " tokens, got ", sel.size());
   std::vector<int64_t> counts(size_t(e * batch + 1), 0);
   for (int64_t i = 0; i < n * k; ++i) ++counts[size_t(sel[size_t(i)] * batch + (i / k) / tokens + 1)];
   for (size_t g = 1; g < counts.size(); ++g) counts[g] += counts[g - 1];  // now group start offsets
@@ -117,7 +119,6 @@ RoutedRows pack_routed_rows(const Tensor& topk, int64_t batch, int64_t tokens, c
     }
   std::vector<int64_t> head_offsets(size_t(e + 1));
   for (int64_t h = 0; h <= e; ++h) head_offsets[size_t(h)] = counts[size_t(h * batch)];
-  const Device device = topk.device();
   auto index = [&](const std::vector<int64_t>& v) { return from_vector(v, {int64_t(v.size())}, DType::Int64, device); };
   return {index(token_index), index(q_pos), index(pair_index), index(routed_index), index(counts), index(head_offsets)};
 }
@@ -130,7 +131,7 @@ RoutingStats routing_stats(const Routing& routing, const HeadSplit& split, int64
   stats.mean_gate.assign(size_t(h), 1.0);
   for (int64_t i = 0; i < hs; ++i) stats.selection_rate[size_t(i)] = 1.0;
   if (routing.topk.defined()) {
-    for (int64_t id : routing.topk.to_vector<int64_t>()) stats.selection_rate[size_t(hs + id)] += 1.0 / double(tokens);
+    for (int64_t id : routing.topk_ids) stats.selection_rate[size_t(hs + id)] += 1.0 / double(tokens);
     const std::vector<double> p = routing.probs.to_vector<double>();
     double entropy = 0;
     for (double v : p)

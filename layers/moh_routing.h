@@ -30,6 +30,7 @@ struct HeadSplit {
 struct Routing {
   ag::Variable gates;         // [N, H]; undefined = every gate is 1
   Tensor topk;                // [N, K] int64 routed-head ids in [0, E), ascending; undefined when K == 0
+  std::vector<int64_t> topk_ids;  // topk's values on the host, row-major (selection reads them anyway)
   Tensor probs;               // [N, E] router (or query-norm) probabilities, values only
   ag::Variable balance_loss;  // 0-d; learned router in training with K > 0, else undefined
 };
@@ -63,9 +64,12 @@ struct RoutedRows {
   Tensor row_offsets;   // [E * B + 1] int64, group g = e * B + b (attention_packed's order)
   Tensor head_offsets;  // [E + 1] int64 (gather_linear / scatter_linear groups)
 };
-RoutedRows pack_routed_rows(const Tensor& topk, int64_t batch, int64_t tokens, const HeadSplit& split);
+// From the host copy of the [N, K] selection (Routing::topk_ids); the index tensors go to `device`.
+RoutedRows pack_routed_rows(const std::vector<int64_t>& topk_ids, Device device, int64_t batch, int64_t tokens,
+                            const HeadSplit& split);
 
-// How a layer routed its last batch: cheap to compute every step, logged every N steps.
+// How a layer routed its last batch (MoHAttention::last_stats computes it on demand: it reads the
+// routing back to the host).
 struct RoutingStats {
   int64_t tokens = 0;
   std::vector<double> selection_rate;  // [H] share of tokens using each head (shared heads: 1)

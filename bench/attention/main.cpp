@@ -87,11 +87,11 @@ double median_ms(const std::function<void()>& fn, int64_t reps) {
 }
 
 // Each token keeps `topk` distinct routed heads drawn at random (balanced in expectation).
-Tensor random_topk(int64_t tokens, int64_t routed, int64_t topk, Generator& gen) {
+std::vector<int64_t> random_topk(int64_t tokens, int64_t routed, int64_t topk, Generator& gen) {
   Tensor scores = uniform({tokens, routed}, 0, 1, gen);
   std::vector<int64_t> idx = moh::topk(scores, topk).indices.to_vector<int64_t>();
   for (int64_t t = 0; t < tokens; ++t) std::sort(idx.begin() + t * topk, idx.begin() + (t + 1) * topk);
-  return from_vector(idx, {tokens, topk});
+  return idx;
 }
 
 double core_mha_ms(int64_t batch, int64_t seq, int64_t reps) {
@@ -113,7 +113,8 @@ double core_moh_ms(int64_t batch, int64_t seq, int64_t topk, int64_t reps) {
   Tensor qkv = normal({batch, seq, 3, kHeads, kHeadDim}, 0, 1, gen);
   Tensor q = qkv.select(2, 0).permute({0, 2, 1, 3}), k = qkv.select(2, 1).permute({0, 2, 1, 3});
   Tensor v = qkv.select(2, 2).permute({0, 2, 1, 3});
-  RoutedRows rows = pack_routed_rows(random_topk(batch * seq, kHeads - kShared, topk, gen), batch, seq, split);
+  RoutedRows rows =
+      pack_routed_rows(random_topk(batch * seq, kHeads - kShared, topk, gen), Device::cpu(), batch, seq, split);
   Tensor q_tokens = qkv.select(2, 0).reshape({batch * seq * kHeads, kHeadDim});  // [N * H, Dh] view
   Tensor grad_shared = normal({batch, kShared, seq, kHeadDim}, 0, 1, gen);
   Tensor grad_rows = normal({rows.token_index.numel(), kHeadDim}, 0, 1, gen);

@@ -11,6 +11,7 @@
 #include "core/ops.h"
 #include "layers/moh_attention.h"
 #include "tests/layers/layer_test_util.h"
+#include "tests/test_util.h"
 
 namespace moh {
 namespace {
@@ -203,18 +204,23 @@ TEST(MoHAttention, RoutingStatisticsCountSelections) {
   double gate_sum = 0;
   for (double g : s.mean_gate) gate_sum += g;
   EXPECT_GT(gate_sum, 0.0);
+  // Computed on demand from the last forward's routing: a new forward replaces them.
+  layer.forward(ag::Variable(normal({1, 7, 16}, 0, 1, gen)));
+  EXPECT_EQ(layer.last_stats().tokens, 7);
 }
 
 TEST(MoHRouting, PackedRowsAreGroupedByHeadThenBatchInTokenOrder) {
   // B = 2, T = 3, H = 4, hs = 1, E = 3, K = 2.
-  Tensor topk = from_vector<int64_t>({0, 2, 1, 2, 0, 1, 2, 0, 0, 1, 1, 2}, {6, 2});
-  RoutedRows r = pack_routed_rows(topk, 2, 3, {4, 1, 2});
+  const std::vector<int64_t> topk{0, 2, 1, 2, 0, 1, 2, 0, 0, 1, 1, 2};  // [6, 2]
+  RoutedRows r = pack_routed_rows(topk, Device::cpu(), 2, 3, {4, 1, 2});
   EXPECT_EQ(r.row_offsets.to_vector<int64_t>(), (std::vector<int64_t>{0, 2, 4, 6, 8, 10, 12}));
   EXPECT_EQ(r.head_offsets.to_vector<int64_t>(), (std::vector<int64_t>{0, 4, 8, 12}));
   EXPECT_EQ(r.token_index.to_vector<int64_t>(), (std::vector<int64_t>{0, 2, 3, 4, 1, 2, 4, 5, 0, 1, 3, 5}));
   EXPECT_EQ(r.q_pos.to_vector<int64_t>(), (std::vector<int64_t>{0, 2, 0, 1, 1, 2, 1, 2, 0, 1, 0, 2}));
   EXPECT_EQ(r.pair_index.to_vector<int64_t>()[0], 0 * 4 + 1 + 0);
   EXPECT_EQ(r.pair_index.to_vector<int64_t>()[11], 5 * 4 + 1 + 2);
+  test::expect_error([&] { pack_routed_rows({0, 2, 1}, Device::cpu(), 2, 3, {4, 1, 2}); },
+                     {"pack_routed_rows", "6 x 2 selected heads", "got 3"});
 }
 
 TEST(MoHAttention, RejectsInvalidOptionsAndInputs) {
