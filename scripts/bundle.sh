@@ -34,7 +34,9 @@ programs=(moh moh_tests moh_dist_tests moh_make_image_folder moh_bench moh_bench
           moh_bench_vit_train)
 [[ -f $build/libmoh_core.so ]] || die "$build/libmoh_core.so is missing: build first (cmake --build $build_arg)"
 cuda=no
-if ldd "$build/libmoh_core.so" | grep -q 'libcublas\.so'; then
+# (ldd's output is read whole: `ldd | grep -q` under pipefail fails when grep exits before ldd is done.)
+core_deps=$(ldd "$build/libmoh_core.so")
+if [[ $core_deps == *libcublas.so* ]]; then
   cuda=yes
   programs+=(moh_bench_cuda)
 fi
