@@ -42,6 +42,13 @@ class StopSignals {
   void (*previous_term_)(int) = SIG_DFL;
 };
 
+// total += value / accum in float64 on value's device (the same operations as on the host, so the
+// same bits): micro-batch losses are read back once per step, after every backward is queued.
+void accumulate(Tensor& total, const Tensor& value, int64_t accum) {
+  const Tensor share = div(value.to(DType::Float64), double(accum));
+  total = total.defined() ? add(total, share) : share;
+}
+
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
@@ -221,7 +228,7 @@ struct Trainer::Impl {
     while (step < total_steps) {
       const auto step_start = std::chrono::steady_clock::now();
       optimizer->set_lr(lr_at(schedule, step));
-      double step_loss = 0, step_lb = 0;
+      Tensor loss_total, lb_total;
       for (int64_t m = 0; m < accum; ++m) {
         MicroBatchLoss out = task.train_micro_batch(micro);
         ag::Variable loss = out.loss;
@@ -229,16 +236,17 @@ struct Trainer::Impl {
           ag::Variable lb = out.balance_losses[0];
           for (size_t i = 1; i < out.balance_losses.size(); ++i) lb = ag::add(lb, out.balance_losses[i]);
           lb = ag::div(lb, double(out.balance_losses.size()));
-          step_lb += lb.data().item<double>() / double(accum);
+          accumulate(lb_total, lb.data(), accum);
           loss = ag::add(loss, ag::mul(lb, beta));
         }
-        step_loss += out.loss.data().item<double>() / double(accum);
+        accumulate(loss_total, out.loss.data(), accum);
         dp->begin_micro_batch(m + 1 == accum);
         ag::backward(precision.backward_loss(ag::div(loss, double(accum))));
         samples += out.samples;
         tokens += out.tokens;
       }
       dp->finish_gradients();
+      double step_loss = loss_total.item<double>(), step_lb = lb_total.defined() ? lb_total.item<double>() : 0.0;
       const bool overflow = scaler && !scaler->unscale_and_check(trained);
       // Every rank decides on the global loss, on a stop any rank was asked for and on an overflow
       // any rank found (sharded, each rank checks its own part of the gradients).
