@@ -95,6 +95,12 @@ class CudaCachingAllocator final : public Allocator {
       release_cached();
       rc = cudaMalloc(&ptr, bytes);
     }
+    if (rc != cudaSuccess && rc != cudaErrorMemoryAllocation) {  // not memory: most often an earlier fault
+      cudaGetLastError();
+      MOH_FAIL("cuda:", device_, ": cudaMalloc of ", bytes, " bytes failed with ", cudaGetErrorName(rc), " (",
+               cudaGetErrorString(rc), "); a sticky error comes from an earlier kernel: MOH_CUDA_SYNC=1 reports it "
+               "at its launch");
+    }
     if (rc != cudaSuccess) {
       cudaGetLastError();
       size_t free_bytes = 0, total_bytes = 0;
