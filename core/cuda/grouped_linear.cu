@@ -139,6 +139,34 @@ void gemm(const Tensor& like, int64_t m, int64_t n, int64_t k, GemmMatrix a, Gem
 // A weight whose rows overlap (stride(1) < Din) is no GEMM operand: copy it.
 Tensor gemm_weights(const Tensor& w) { return w.size(1) > 1 && w.stride(1) < w.size(2) ? w.contiguous() : w; }
 
+// For every non-empty group g of the packed rows (offsets `off`): out_g [n, cols] = in_g [n, k] @ w_g^T
+// (transposed: Din -> Dout) or @ w_g (Dout -> Din), added to out_g when accumulate. in and out are
+// packed row-major buffers with k and cols columns.
+template <class T>
+void group_products(const Tensor& like, const std::vector<int64_t>& off, const T* in, int64_t k, const Weights<T>& w,
+                    bool transposed, T* out, int64_t cols, bool accumulate = false) {
+  for (size_t g = 0; g + 1 < off.size(); ++g) {
+    const int64_t r0 = off[g], n = off[g + 1] - r0;
+    if (n > 0)
+      gemm(like, n, cols, k, {in + r0 * k, k}, w.block(int64_t(g), transposed), out + r0 * cols, cols, accumulate);
+  }
+}
+
+// grad_w[g] [Dout, Din] = grad_rows_g^T @ inputs_g for every group g of the packed rows (grad_rows
+// [R, Dout], inputs [R, Din]); zero for an empty group.
+template <class T>
+void group_weight_grads(const Tensor& grad_w, const std::vector<int64_t>& off, const T* grad_rows, const T* inputs,
+                        int64_t dout, int64_t din) {
+  for (size_t g = 0; g + 1 < off.size(); ++g) {
+    const int64_t r0 = off[g], n = off[g + 1] - r0;
+    T* gw = grad_w.data<T>() + int64_t(g) * dout * din;
+    if (n > 0)
+      gemm(grad_w, dout, din, n, {grad_rows + r0 * dout, dout, 0, true}, {inputs + r0 * din, din}, gw, din);
+    else if (dout * din > 0)
+      MOH_CUDA_CHECK(cudaMemsetAsync(gw, 0, size_t(dout * din) * sizeof(T), stream_for(grad_w)));
+  }
+}
+
 }  // namespace
 
 void gather_linear(const Tensor& out, const Tensor& x, const Tensor& index, const Tensor& offsets, const Tensor& w_in,
@@ -156,13 +184,7 @@ void gather_linear(const Tensor& out, const Tensor& x, const Tensor& index, cons
           dout);
       MOH_CUDA_CHECK_LAUNCH("bias_rows_kernel");
     }
-    const Weights<T> wb(w);
-    for (int64_t g = 0; g < groups; ++g) {
-      const int64_t r0 = off[size_t(g)], n = off[size_t(g) + 1] - r0;
-      if (n > 0)
-        gemm(x, n, dout, din, {xs.data<T>() + r0 * din, din}, wb.block(g, true), out.data<T>() + r0 * dout, dout,
-             bias.defined());
-    }
+    group_products<T>(x, off, xs.data<T>(), din, Weights<T>(w), true, out.data<T>(), dout, bias.defined());
   });
 }
 
@@ -178,18 +200,9 @@ void gather_linear_backward(const Tensor& grad_x, const Tensor& grad_w, const Te
     const Tensor xs = gather_rows<T>(x, index);
     const Tensor dx_rows = Tensor::empty({total, din}, x.dtype(), x.device());
     const T* go = grad_out.data<T>();
-    const Weights<T> wb(w);
-    for (int64_t g = 0; g < groups; ++g) {
-      const int64_t r0 = off[size_t(g)], n = off[size_t(g) + 1] - r0;
-      T* gw = grad_w.data<T>() + g * dout * din;
-      if (n == 0) {
-        if (dout * din > 0) MOH_CUDA_CHECK(cudaMemsetAsync(gw, 0, size_t(dout * din) * sizeof(T), stream));
-        continue;
-      }
-      // grad_w[g] = grad_out_g^T @ x_g ; dx rows = grad_out_g @ w_g
-      gemm(x, dout, din, n, {go + r0 * dout, dout, 0, true}, {xs.data<T>() + r0 * din, din}, gw, din);
-      gemm(x, n, din, dout, {go + r0 * dout, dout}, wb.block(g, false), dx_rows.data<T>() + r0 * din, din);
-    }
+    // grad_w[g] = grad_out_g^T @ x_g ; dx rows = grad_out_g @ w_g
+    group_weight_grads<T>(grad_w, off, go, xs.data<T>(), dout, din);
+    group_products<T>(x, off, go, dout, Weights<T>(w), false, dx_rows.data<T>(), din);
     if (grad_bias.defined() && grad_bias.numel() > 0) {
       group_column_sums_kernel<T><<<grid_for(grad_bias.numel()), kBlockThreads, 0, stream>>>(
           grad_bias.data<T>(), go, offsets.data<int64_t>(), groups, dout);
@@ -205,15 +218,10 @@ void scatter_linear(const Tensor& out, const Tensor& src, const Tensor& index, c
   DeviceGuard guard(src.device().index);
   const std::vector<int64_t> off = host_offsets(offsets);
   const Tensor w = gemm_weights(w_in);
-  const int64_t groups = w.size(0), din = src.size(1), dout = w.size(1), total = index.numel();
+  const int64_t din = src.size(1), dout = w.size(1), total = index.numel();
   dispatch_math_float(src.dtype(), "scatter_linear", [&]<class T>() {
     const Tensor rows = Tensor::empty({total, dout}, src.dtype(), src.device());
-    const Weights<T> wb(w);
-    for (int64_t g = 0; g < groups; ++g) {
-      const int64_t r0 = off[size_t(g)], n = off[size_t(g) + 1] - r0;
-      if (n > 0)
-        gemm(src, n, dout, din, {src.data<T>() + r0 * din, din}, wb.block(g, true), rows.data<T>() + r0 * dout, dout);
-    }
+    group_products<T>(src, off, src.data<T>(), din, Weights<T>(w), true, rows.data<T>(), dout);
     sum_rows_by_index<T>(out, rows, index);
   });
 }
@@ -223,23 +231,12 @@ void scatter_linear_backward(const Tensor& grad_src, const Tensor& grad_w, const
   DeviceGuard guard(src.device().index);
   const std::vector<int64_t> off = host_offsets(offsets);
   const Tensor w = gemm_weights(w_in);
-  const int64_t groups = w.size(0), din = src.size(1), dout = w.size(1);
-  cudaStream_t stream = stream_for(src);
+  const int64_t din = src.size(1), dout = w.size(1);
   dispatch_math_float(src.dtype(), "scatter_linear_backward", [&]<class T>() {
     const Tensor gos = gather_rows<T>(grad_out, index);
-    const Weights<T> wb(w);
-    for (int64_t g = 0; g < groups; ++g) {
-      const int64_t r0 = off[size_t(g)], n = off[size_t(g) + 1] - r0;
-      T* gw = grad_w.data<T>() + g * dout * din;
-      if (n == 0) {
-        if (dout * din > 0) MOH_CUDA_CHECK(cudaMemsetAsync(gw, 0, size_t(dout * din) * sizeof(T), stream));
-        continue;
-      }
-      // grad_src_g = grad_out_g @ w_g ; grad_w[g] = grad_out_g^T @ src_g
-      const T* gog = gos.data<T>() + r0 * dout;
-      gemm(src, n, din, dout, {gog, dout}, wb.block(g, false), grad_src.data<T>() + r0 * din, din);
-      gemm(src, dout, din, n, {gog, dout, 0, true}, {src.data<T>() + r0 * din, din}, gw, din);
-    }
+    // grad_src_g = grad_out_g @ w_g ; grad_w[g] = grad_out_g^T @ src_g
+    group_products<T>(src, off, gos.data<T>(), dout, Weights<T>(w), false, grad_src.data<T>(), din);
+    group_weight_grads<T>(grad_w, off, gos.data<T>(), src.data<T>(), dout, din);
   });
 }
 
