@@ -2,6 +2,7 @@
 #include "layers/moh_attention.h"
 
 #include <tuple>
+#include <utility>
 
 #include "autograd/autograd.h"
 #include "core/factory.h"
@@ -74,8 +75,9 @@ AttentionOutput MoHAttention::forward(const ag::Variable& x, const Tensor& posit
   if (moh_.router == MoHRouter::Learned) routing = route(ag::reshape(x, {batch * tokens, options().dim}));
   const bool sparse = moh_.execution == MoHExecution::Sparse && split_.topk > 0;
   ag::Variable out = sparse ? forward_sparse(x, pos, routing) : forward_dense(x, pos, routing);
-  last_routing_ = {routing.gates.defined() ? ag::Variable(routing.gates.data()) : ag::Variable(), routing.topk,
-                   routing.topk_ids, routing.probs, ag::Variable()};
+  // The routing's values move to last_routing_ (the balance loss goes back to the caller).
+  last_routing_ = {routing.gates.defined() ? ag::Variable(routing.gates.data()) : ag::Variable(),
+                   std::move(routing.topk), std::move(routing.topk_ids), std::move(routing.probs), ag::Variable()};
   last_tokens_ = batch * tokens;
   stats_.reset();
   return {out, routing.balance_loss};
