@@ -5,8 +5,6 @@
 // rename + directory fsync; a failed save removes its temp file.
 #include "trainers/checkpoint.h"
 
-#include <fcntl.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -16,6 +14,11 @@
 #include <cstring>
 #include <filesystem>
 
+#include <chrono>
+#include <thread>
+
+#include "core/io/checked_write.h"
+#include "core/io/file_lock.h"
 #include "core/io/hdf5_file.h"
 
 namespace moh {
@@ -103,15 +106,22 @@ void read_content(const Hdf5File& f, CheckpointData& d) {
     d.rng[name] = {f.attr_uint("/rng/" + name, "seed"), f.attr_uint("/rng/" + name, "offset")};
 }
 
-// fsync of a file (errors are fatal) or of a directory (best effort: some filesystems refuse it).
-void fsync_path(const std::string& path, bool directory) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | (directory ? O_DIRECTORY : 0));
-  if (directory && fd < 0) return;
-  MOH_CHECK(fd >= 0, "cannot reopen '", path, "' to fsync it: ", std::strerror(errno));
-  const int rc = ::fsync(fd);
-  const int err = errno;
-  ::close(fd);
-  MOH_CHECK(directory || rc == 0, "fsync of '", path, "' failed: ", std::strerror(err));
+// A shared lock on `path` for the duration of a read; CheckpointUnavailable when another process holds
+// it exclusively (HDF5 writers do) or the file cannot be opened at all.
+FileLock lock_for_reading(const std::string& path, const std::string& what) {
+  std::optional<FileLock> lock;
+  try {
+    lock = FileLock::try_lock(path, FileLock::Kind::Shared, false);
+  } catch (const Error& e) {
+    throw CheckpointUnavailable(str_cat(what, " cannot be opened: ", e.what()));
+  }
+  if (!lock) {
+    const int64_t pid = lock_holder_pid(path);
+    throw CheckpointUnavailable(str_cat(what, " is locked by another process",
+                                        pid > 0 ? str_cat(" (PID ", pid, ")") : std::string(),
+                                        ": it is being written or is held open for writing; try again once it is closed"));
+  }
+  return std::move(*lock);
 }
 
 }  // namespace
@@ -167,7 +177,7 @@ void save_checkpoint(const std::string& path, const CheckpointData& data) {
     f.set_attr_uint("/", "crc32", checkpoint_checksum(data));
     f.set_attr_int("/", "complete", 1);  // last: a file without it never finished saving
     f.close();
-    fsync_path(tmp, false);
+    fsync_file(tmp);
     MOH_CHECK(::rename(tmp.c_str(), path.c_str()) == 0, "cannot rename '", tmp,
               "' over it: ", std::strerror(errno));
   } catch (const Error& e) {
@@ -177,13 +187,14 @@ void save_checkpoint(const std::string& path, const CheckpointData& data) {
     fs::remove(tmp, ec);
     throw;
   }
-  fsync_path(dir, true);
+  fsync_directory(dir);
 }
 
 CheckpointData load_checkpoint(const std::string& path) {
   const std::string what = "checkpoint '" + path + "'";
   std::error_code ec;
   MOH_CHECK(fs::is_regular_file(path, ec), what, " does not exist (or is not a file)");
+  const FileLock reading = lock_for_reading(path, what);
   CheckpointData d;
   std::string corrupt;  // why the file is unusable, when it is
   int64_t version = 0;
@@ -310,11 +321,25 @@ std::optional<std::string> CheckpointManager::best() const {
   return best;
 }
 
+CheckpointData CheckpointManager::load_when_available(const std::string& path) const {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(busy_wait_s_);
+  for (;;) {
+    try {
+      return load_checkpoint(path);
+    } catch (const CheckpointUnavailable&) {
+      if (std::chrono::steady_clock::now() >= deadline) throw;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
 std::optional<CheckpointManager::Resume> CheckpointManager::scan_latest() {
   const std::vector<std::string> files = list();
   for (auto it = files.rbegin(); it != files.rend(); ++it) {
     try {
-      return Resume{*it, load_checkpoint(*it)};
+      return Resume{*it, load_when_available(*it)};
+    } catch (const CheckpointUnavailable&) {
+      throw;  // not damaged: falling back to an older checkpoint would redo or evaluate the wrong steps
     } catch (const Error& e) {
       warnings_.push_back(std::string("skipping ") + e.what());
     }
@@ -331,7 +356,9 @@ std::optional<CheckpointManager::Resume> CheckpointManager::resolve_resume(const
   if (spec.empty() || spec == "none") return std::nullopt;
   if (spec == "auto") return scan_latest();
   try {
-    return Resume{spec, load_checkpoint(spec)};
+    return Resume{spec, load_when_available(spec)};
+  } catch (const CheckpointUnavailable& e) {
+    throw CheckpointUnavailable(str_cat("train.resume: ", e.what()));
   } catch (const Error& e) {
     MOH_FAIL("train.resume: ", e.what());
   }

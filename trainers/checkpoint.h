@@ -3,8 +3,10 @@
 // resolved config text (layout: docs/checkpoints.md). A save writes path + ".tmp", fsyncs it, renames
 // it over `path` and fsyncs the directory, so `path` is either the previous file or the complete new
 // one. A CRC32 over the whole content and a "complete" marker (written last) let a load tell a good
-// file from a truncated, interrupted or modified one. CheckpointManager owns a run's checkpoint folder:
-// step_%08d.h5 names, keep-last-N plus best-by-metric pruning, and train.resume resolution.
+// file from a truncated, interrupted or modified one; a file that cannot be opened now (locked by
+// another process, unreadable for permissions) is CheckpointUnavailable, never "corrupt".
+// CheckpointManager owns a run's checkpoint folder: step_%08d.h5 names, keep-last-N plus
+// best-by-metric pruning, and train.resume resolution.
 #pragma once
 
 #include <cstdint>
@@ -37,12 +39,21 @@ struct CheckpointData {
   std::map<std::string, double> metrics;  // latest metrics (the best-checkpoint policy reads these)
 };
 
+// A checkpoint that exists but cannot be read now: locked by another process (being written, or held
+// open for writing by h5py and the like) or refused by the system (permissions). Not damage: callers
+// report it instead of falling back to an older checkpoint.
+class CheckpointUnavailable : public Error {
+ public:
+  using Error::Error;
+};
+
 // Writes `data` to `path` atomically (see above). Names must be valid HDF5 path components: model/ema
 // names and generator names may not contain '/', optimizer names may (they become nested groups).
 // Throws moh::Error naming the file; on failure `path` is untouched and no ".tmp" is left behind.
 void save_checkpoint(const std::string& path, const CheckpointData& data);
 // Loads and verifies a checkpoint: format version, "complete" marker and checksum. Throws moh::Error
-// "checkpoint '<path>' is corrupt: ..." for a truncated, unfinished or modified file.
+// "checkpoint '<path>' is corrupt: ..." for a truncated, unfinished or modified file, and
+// CheckpointUnavailable for one that cannot be opened now (it holds a shared lock while reading).
 CheckpointData load_checkpoint(const std::string& path);
 // The CRC32 load_checkpoint compares with the stored one (docs/checkpoints.md gives the byte stream).
 uint32_t checkpoint_checksum(const CheckpointData& data);
@@ -61,7 +72,8 @@ class CheckpointManager {
   std::string save(int64_t step, const CheckpointData& data);
   // Checkpoint files in the folder (step_*.h5, valid or not), oldest step first.
   std::vector<std::string> list() const;
-  // The newest checkpoint that loads and verifies; corrupt ones are skipped with a warning.
+  // The newest checkpoint that loads and verifies; corrupt ones are skipped with a warning. One that
+  // stays unavailable (locked) for busy_wait_s() is an error (CheckpointUnavailable), not skipped.
   std::optional<std::string> latest_valid();
   // The complete checkpoint with the best metric (nullopt without best_metric or candidates).
   std::optional<std::string> best() const;
@@ -77,13 +89,19 @@ class CheckpointManager {
   // Warnings collected since the last call (skipped corrupt checkpoints), for the run log.
   std::vector<std::string> take_warnings();
 
+  // Seconds a load retries a locked checkpoint before giving up (default 10).
+  double busy_wait_s() const { return busy_wait_s_; }
+  void set_busy_wait_s(double seconds) { busy_wait_s_ = seconds; }
+
  private:
   std::optional<Resume> scan_latest();
+  CheckpointData load_when_available(const std::string& path) const;
 
   std::string dir_;
   int64_t keep_last_;
   std::string best_metric_;
   bool maximize_ = false;
+  double busy_wait_s_ = 10;
   std::vector<std::string> warnings_;
 };
 

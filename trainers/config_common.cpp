@@ -11,8 +11,12 @@ Schema common_schema() {
             .optional()
             .match("[a-z0-9_]+", "a family name such as vit or synthetic"));
   s.add(Key::String("run.name", "run name; the run writes its logs and checkpoints to run.dir/run.name")
-            .match("[A-Za-z0-9_.-]+", "letters, digits, '_', '.', '-'"));
-  s.add(Key::String("run.dir", "folder holding the run folders").def("runs"));
+            .match("(?!\\.+$)[A-Za-z0-9_.-]+", "letters, digits, '_', '.', '-', not only dots"));
+  s.add(Key::String("run.dir", "folder holding the run folders").def("runs").match(".+", "a non-empty folder path"));
+  s.add(Key::Bool("run.overwrite",
+                  "start anew in a run folder that holds another run, deleting its config.yaml, train.log, "
+                  "metrics.jsonl and checkpoints (without it, such a start is refused)")
+            .def(false));
   s.add(Key::Int("run.seed", "seed of parameter init, data order and dropout").def(0).min(0));
 
   s.add(Key::Int("train.steps", "optimizer steps to run").optional().min(1));

@@ -240,7 +240,8 @@ TEST_F(ConfigTest, DumpRoundTrip) {
                    "data.splits=['', 'x: y', yes]", "optim.weight_decay=0.1", "device=cuda"});
   std::string text = c.dump();
   EXPECT_EQ(
-      text.rfind("task: null\nrun:\n  name: r1\n  dir: \"my runs/#1\"\n  seed: 0\ntrain:\n  steps: 100\n  epochs: null\n",
+      text.rfind("task: null\nrun:\n  name: r1\n  dir: \"my runs/#1\"\n  overwrite: false\n  seed: 0\n"
+                 "train:\n  steps: 100\n  epochs: null\n",
                  0),
       0u)
       << text;
