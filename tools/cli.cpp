@@ -1,9 +1,9 @@
 // The `moh` command line: argument parsing, the three commands and the exit-status contract.
 #include "tools/cli.h"
 
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -11,8 +11,10 @@
 #include <nlohmann/json.hpp>
 
 #include "core/dist/world.h"
+#include "core/io/checked_write.h"
 #include "trainers/checkpoint.h"
 #include "trainers/config.h"
+#include "trainers/run_folder.h"
 #include "trainers/task.h"
 #include "trainers/trainer.h"
 
@@ -37,7 +39,9 @@ void print_help(const std::string& command) {
     std::cout << "usage: moh train CONFIG.yaml [key=value ...]\n"
                  "Trains the task named by the config key `task` into run.dir/run.name (config.yaml,\n"
                  "train.log, metrics.jsonl, checkpoints/). train.resume=auto continues the latest good\n"
-                 "checkpoint; Ctrl-C saves a checkpoint and exits. Tasks in this build:\n";
+                 "checkpoint; Ctrl-C saves a checkpoint and exits. A run folder holds one run: a fresh start\n"
+                 "where another run is refuses to mix them (run.overwrite=true deletes the old one), and a\n"
+                 "second process on the same folder is refused. Tasks in this build:\n";
     for (const TaskFamily& f : task_families()) std::cout << "  " << f.name << ": " << f.doc << "\n";
   } else if (command == "eval") {
     std::cout << "usage: moh eval RUN_DIR|CHECKPOINT [key=value ...]\n"
@@ -123,7 +127,7 @@ int eval(const Invocation& inv) {
   nlohmann::json result{{"checkpoint", checkpoint}, {"step", data.step}, {"task", family}};
   for (auto& [name, value] : task->evaluate()) result[name] = value;
   const std::string out_path = (fs::path(checkpoint).parent_path() / "eval.json").string();
-  std::ofstream(out_path) << result.dump(2) << "\n";
+  write_file_atomically(out_path, result.dump(2) + "\n");
   std::cout << result.dump() << std::endl;
   return kOk;
 }
@@ -131,6 +135,11 @@ int eval(const Invocation& inv) {
 }  // namespace
 
 int run_cli(int argc, char** argv) {
+  // A console pipe closed early (`moh train ... | head`) must not kill a run: writes to it fail with
+  // EPIPE instead, and the run goes on logging to its files. Likewise a file-size limit (ulimit -f)
+  // makes writes fail with EFBIG, reported like a full disk, instead of killing the process.
+  std::signal(SIGPIPE, SIG_IGN);
+  std::signal(SIGXFSZ, SIG_IGN);
   try {
     Invocation inv = parse_args(argc, argv);
     if (inv.help) {
@@ -147,6 +156,9 @@ int run_cli(int argc, char** argv) {
     return kUsageError;
   } catch (const ConfigError& e) {
     std::cerr << "moh: config error: " << e.what() << "\n";
+    return kUsageError;
+  } catch (const RunFolderError& e) {
+    std::cerr << "moh: error: " << e.what() << "\n";
     return kUsageError;
   } catch (const std::exception& e) {
     std::cerr << "moh: error: " << e.what() << "\n";

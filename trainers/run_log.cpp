@@ -33,25 +33,46 @@ std::string format_duration(double seconds) {
   return buf;
 }
 
-RunLog::RunLog(const std::string& dir, bool enabled) : dir_(dir) {
+RunLog::RunLog(const std::string& dir, bool enabled) : dir_(dir), lost_lines_(std::make_shared<std::atomic<int64_t>>(0)) {
   if (!enabled) {
-    logger_ = std::make_shared<spdlog::logger>("moh-disabled:" + dir);
+    logger_ = file_logger_ = std::make_shared<spdlog::logger>("moh-disabled:" + dir);
     return;
   }
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   MOH_CHECK(!ec, "run folder '", dir, "' cannot be created: ", ec.message());
-  auto file_sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(dir + "/train.log", false);
+  std::shared_ptr<spdlog::sinks::basic_file_sink_mt> file_sink;
+  try {
+    file_sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(dir + "/train.log", false);
+  } catch (const spdlog::spdlog_ex& e) {
+    MOH_FAIL("cannot open '", dir, "/train.log' for appending: ", e.what());
+  }
+  metrics_ = AppendOnlyFile(dir + "/metrics.jsonl");
+  // The console sink first: a failing file write must not keep a line from the console.
   auto console_sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
-  logger_ = std::make_shared<spdlog::logger>("moh:" + dir, spdlog::sinks_init_list{file_sink, console_sink});
-  logger_->set_pattern("[%Y-%m-%d %H:%M:%S] %^%l%$ %v");
-  logger_->flush_on(spdlog::level::info);
-  metrics_.open(dir + "/metrics.jsonl", std::ios::app);
-  MOH_CHECK(metrics_.good(), "cannot open '", dir, "/metrics.jsonl' for writing");
+  logger_ = std::make_shared<spdlog::logger>("moh:" + dir, spdlog::sinks_init_list{console_sink, file_sink});
+  file_logger_ = std::make_shared<spdlog::logger>("moh-file:" + dir, file_sink);
+  for (auto& logger : {logger_, file_logger_}) {
+    logger->set_pattern("[%Y-%m-%d %H:%M:%S] %^%l%$ %v");
+    logger->flush_on(spdlog::level::info);
+    logger->set_error_handler([lost = lost_lines_, path = dir + "/train.log"](const std::string& why) {
+      if ((*lost)++ == 0)
+        std::fprintf(stderr, "moh: WARNING: cannot write '%s' (%s): the lines that fail are missing from it (the "
+                     "run goes on; the console has them)\n", path.c_str(), why.c_str());
+    });
+  }
   terminal_ = isatty(STDERR_FILENO) != 0;
+  if (metrics_.repaired() > 0)
+    warn(str_cat("metrics.jsonl ended in a torn record (", metrics_.repaired(),
+                 " bytes of a write that never finished): removed it"));
 }
 
-RunLog::~RunLog() { end_progress(); }
+RunLog::~RunLog() {
+  end_progress();
+  if (*lost_lines_ > 0)
+    std::fprintf(stderr, "moh: WARNING: %lld log lines could not be written to '%s/train.log'\n",
+                 (long long)lost_lines_->load(), dir_.c_str());
+}
 
 void RunLog::info(const std::string& line) {
   end_progress();
@@ -63,9 +84,13 @@ void RunLog::warn(const std::string& line) {
   logger_->warn(line);
 }
 
+void RunLog::error_to_file(const std::string& line) {
+  end_progress();
+  file_logger_->error(line);
+}
+
 void RunLog::metrics(const nlohmann::json& record) {
-  metrics_ << record.dump() << '\n';
-  metrics_.flush();
+  if (metrics_.is_open()) metrics_.append_line(record.dump());
 }
 
 void RunLog::progress(int64_t step, int64_t total, double steps_per_s, const std::string& summary) {

@@ -15,6 +15,7 @@
 #include "core/random.h"
 #include "layers/module.h"
 #include "trainers/config.h"
+#include "trainers/warning_channel.h"
 
 namespace moh {
 
@@ -40,6 +41,13 @@ class Task {
   virtual void load_data_state(const std::map<std::string, int64_t>& state) = 0;
   // Every generator the task draws from (dropout, augmentation, shuffling), by name.
   virtual std::map<std::string, Generator*> generators() = 0;
+
+  // Recoverable problems of the task's data pipeline, from any thread (it outlives the task's own
+  // members, so the pipeline's threads may report until they are joined).
+  virtual WarningChannel& warnings() { return warnings_; }
+
+ protected:
+  WarningChannel warnings_;
 };
 
 struct TaskFamily {

@@ -5,15 +5,18 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 
 #include "autograd/autograd.h"
 #include "core/ops.h"
+#include "core/io/checked_write.h"
 #include "trainers/adamw.h"
 #include "trainers/checkpoint.h"
 #include "trainers/data_parallel.h"
 #include "trainers/ema.h"
 #include "trainers/grad_clip.h"
 #include "trainers/precision.h"
+#include "trainers/run_folder.h"
 #include "trainers/schedule.h"
 #include "trainers/sgd.h"
 
@@ -79,6 +82,39 @@ std::map<std::string, Tensor> on_cpu(const std::map<std::string, Tensor>& tensor
   return out;
 }
 
+// The run's optimizer steps: train.steps, or train.epochs passes of ceil(samples / batch) steps.
+int64_t planned_steps(const Config& cfg, int64_t samples_per_epoch) {
+  const int64_t batch = cfg.get_int("train.batch_size");
+  MOH_CHECK(samples_per_epoch > 0, "the task has no training samples");
+  if (batch > samples_per_epoch)
+    throw ConfigError(str_cat(cfg.origin("train.batch_size"), ": train.batch_size ", batch, " exceeds the ",
+                              samples_per_epoch, " training samples of an epoch (a step would repeat samples)"));
+  if (cfg.has("train.steps")) return cfg.get_int("train.steps");
+  const int64_t per_epoch = samples_per_epoch / batch + (samples_per_epoch % batch != 0);
+  const int64_t epochs = cfg.get_int("train.epochs");
+  if (epochs > std::numeric_limits<int64_t>::max() / per_epoch)
+    throw ConfigError(str_cat(cfg.origin("train.epochs"), ": train.epochs ", epochs, " x ", per_epoch,
+                              " steps per epoch overflows the step counter"));
+  return epochs * per_epoch;
+}
+
+// The learning-rate schedule, with its cross-key checks named by key.
+ScheduleOptions schedule_from_config(const Config& cfg, int64_t total_steps) {
+  const ScheduleOptions o{parse_schedule_kind(cfg.get_string("schedule.name")), cfg.get_float("optim.lr"),
+                          cfg.get_float("schedule.min_lr"), cfg.get_int("schedule.warmup_steps"), total_steps};
+  if (o.min_lr > o.base_lr)
+    throw ConfigError(str_cat(cfg.origin("schedule.min_lr"), ": schedule.min_lr ", o.min_lr,
+                              " exceeds optim.lr ", o.base_lr, " (", cfg.origin("optim.lr"),
+                              "): the schedule decays from optim.lr down to schedule.min_lr"));
+  if (o.warmup_steps > total_steps)
+    throw ConfigError(str_cat(cfg.origin("schedule.warmup_steps"), ": schedule.warmup_steps ", o.warmup_steps,
+                              " exceeds the run's ", total_steps, " steps (",
+                              cfg.has("train.steps") ? "train.steps" : "train.epochs", ", ",
+                              cfg.origin(cfg.has("train.steps") ? "train.steps" : "train.epochs"), ")"));
+  validate_schedule(o);
+  return o;
+}
+
 }  // namespace
 
 struct Trainer::Impl {
@@ -88,6 +124,7 @@ struct Trainer::Impl {
   MixedPrecision precision;
   NumericsScope numerics;
   std::string run_dir;
+  std::unique_ptr<RunFolder> folder;  // rank 0: the claimed run folder (lock held for the run)
   std::unique_ptr<RunLog> log;
   std::unique_ptr<Optimizer> optimizer;
   std::unique_ptr<Ema> ema;
@@ -105,7 +142,7 @@ struct Trainer::Impl {
         numerics(cfg, precision) {
     check_model_device(task.model(), device);
     if (cfg.get_int("threads") > 0) set_num_threads(int(cfg.get_int("threads")));
-    run_dir = cfg.get_string("run.dir") + "/" + cfg.get_string("run.name");
+    run_dir = RunFolder::path_of(cfg);
     batch = cfg.get_int("train.batch_size");
     accum = cfg.get_int("train.grad_accum");
     if (batch % accum != 0)
@@ -113,23 +150,25 @@ struct Trainer::Impl {
                                 " must divide train.batch_size ", batch));
     dp = std::make_unique<DataParallel>(task.model(), cfg);
     micro = per_rank_micro_batch(cfg, dp->world_size());
-    const int64_t steps_per_epoch = (task.samples_per_epoch() + batch - 1) / batch;
-    total_steps = cfg.has("train.steps") ? cfg.get_int("train.steps") : cfg.get_int("train.epochs") * steps_per_epoch;
+    total_steps = planned_steps(cfg, task.samples_per_epoch());
     beta = cfg.get_float("moh.balance_loss");
     clip = cfg.get_float("train.grad_clip");
     abort_on_nonfinite = cfg.get_string("train.nonfinite") == "abort";
-    schedule = {parse_schedule_kind(cfg.get_string("schedule.name")), cfg.get_float("optim.lr"),
-                cfg.get_float("schedule.min_lr"), cfg.get_int("schedule.warmup_steps"), total_steps};
-    validate_schedule(schedule);
+    schedule = schedule_from_config(cfg, total_steps);
     optimizer = make_optimizer(cfg, task.model());
     dp->shard(*optimizer);
     if (cfg.has("ema.decay")) ema = std::make_unique<Ema>(task.model(), cfg.get_float("ema.decay"));
+    if (dp->is_main()) folder = std::make_unique<RunFolder>(cfg);  // before anything is written there
     log = std::make_unique<RunLog>(run_dir, dp->is_main());
+    // Rank 0's data warnings go to train.log (and the console); other ranks keep printing theirs to stderr.
+    if (dp->is_main()) task.warnings().connect([log = log.get()](const std::string& message) { log->warn(message); });
     checkpoints = std::make_unique<CheckpointManager>(
         run_dir + "/checkpoints", cfg.get_int("checkpoint.keep_last"),
         cfg.has("checkpoint.best_metric") ? "eval/" + cfg.get_string("checkpoint.best_metric") : "",
         cfg.get_string("checkpoint.best_mode"));
   }
+
+  ~Impl() { task.warnings().connect(nullptr); }
 
   CheckpointData snapshot(std::map<std::string, Tensor> optimizer_state) const {
     CheckpointData d;
@@ -196,12 +235,10 @@ struct Trainer::Impl {
 
   TrainResult run() {
     StopSignals signals;
-    if (dp->is_main()) {
-      std::ofstream out(run_dir + "/config.yaml");
-      out << cfg.dump();
-    }
     const auto resume = checkpoints->resolve_resume(cfg.get_string("train.resume"));
     for (const std::string& w : checkpoints->take_warnings()) log->warn(w);
+    // Written once the inputs are known good: a failed start leaves the previous config.yaml alone.
+    if (dp->is_main()) write_file_atomically(run_dir + "/config.yaml", cfg.dump());
     if (resume) restore(resume->path, resume->data);
     dp->broadcast_state(step);
     log->info(str_cat("training ", total_steps, " steps of ", batch, " samples (", accum, " x ", micro, ") in ",
@@ -350,7 +387,14 @@ struct Trainer::Impl {
 
 Trainer::Trainer(const Config& config, Task& task) : impl_(std::make_unique<Impl>(config, task)) {}
 Trainer::~Trainer() = default;
-TrainResult Trainer::run() { return impl_->run(); }
+TrainResult Trainer::run() {
+  try {
+    return impl_->run();
+  } catch (const std::exception& e) {
+    impl_->log->error_to_file(e.what());  // why the run stopped, beside its other log lines
+    throw;
+  }
+}
 void Trainer::request_stop() { g_stop_requested.store(true); }
 
 config::Schema training_schema(const std::string& family) {

@@ -85,7 +85,7 @@ config::Schema vit_schema() {
   return s;
 }
 
-std::unique_ptr<ImageSource> make_source(const Config& cfg) {
+std::unique_ptr<ImageSource> make_source(const Config& cfg, const WarningChannel& warnings) {
   const std::string& name = cfg.get_string("data.name");
   const uint64_t seed = uint64_t(cfg.get_int("run.seed")) ^ kDataKey;
   if (name == "fashion_mnist") {
@@ -113,6 +113,7 @@ std::unique_ptr<ImageSource> make_source(const Config& cfg) {
   o.threads = cfg.get_int("data.workers");
   o.prefetch = cfg.get_int("data.prefetch");
   o.seed = seed;
+  o.warn = [&warnings](const std::string& message) { warnings.warn(message); };
   return std::make_unique<FolderImageSource>(o, cfg.get_string("data.eval_split"), cfg.get_int("data.eval_limit"));
 }
 
@@ -147,6 +148,21 @@ VitOptions model_options(const Config& cfg, const ImageSource& data) {
   if (o.dim % o.heads != 0)
     throw ConfigError(str_cat(cfg.origin("model.heads"), ": model.heads ", o.heads, " does not divide model.dim ",
                               o.dim));
+  for (int64_t b = 0; moh && b < o.depth; ++b) {  // each block's split of the heads, named by key
+    BlockAttention a;
+    try {
+      a = block_attention(o, b);
+    } catch (const Error& e) {
+      throw ConfigError(str_cat(cfg.origin("model.shared_heads"), ": model.shared_heads/routed_topk: ", e.what()));
+    }
+    if (a.shared_heads > o.heads)
+      throw ConfigError(str_cat(cfg.origin("model.shared_heads"), ": model.shared_heads ", a.shared_heads,
+                                " (block ", b, ") exceeds model.heads ", o.heads));
+    if (a.routed_topk > o.heads - a.shared_heads)
+      throw ConfigError(str_cat(cfg.origin("model.routed_topk"), ": model.routed_topk ", a.routed_topk, " (block ",
+                                b, ") exceeds the ", o.heads - a.shared_heads, " routed heads (model.heads ",
+                                o.heads, " - model.shared_heads ", a.shared_heads, ")"));
+  }
   return o;
 }
 
@@ -164,7 +180,7 @@ class VitTask final : public Task {
  public:
   explicit VitTask(const Config& cfg)
       : seed_(uint64_t(cfg.get_int("run.seed"))),
-        data_(make_source(cfg)),
+        data_(make_source(cfg, warnings_)),
         dropout_gen_(std::make_shared<Generator>(seed_ ^ kDropKey)),
         mix_gen_(seed_ ^ kMixKey),
         label_smoothing_(cfg.get_float("data.label_smoothing")),
@@ -243,15 +259,20 @@ class VitTask final : public Task {
   // Writes logits [N, C] and labels [N] (+ class names as an attribute) atomically: tmp file, rename.
   void write_predictions(const Tensor& logits, const Tensor& labels) const {
     const std::string tmp = predictions_ + ".tmp";
-    {
+    try {
       Hdf5File f(tmp, Hdf5File::Mode::Create);
       f.write_tensor("logits", logits);
       f.write_tensor("labels", labels);
       std::string names;
       for (const std::string& c : data_->class_names()) names += (names.empty() ? "" : "\n") + c;
       f.set_attr_string("/", "class_names", names);
+      f.close();  // the destructor would swallow a failed flush
+      std::filesystem::rename(tmp, predictions_);
+    } catch (const std::exception& e) {
+      std::error_code ec;
+      std::filesystem::remove(tmp, ec);
+      MOH_FAIL("eval.predictions: cannot write '", predictions_, "': ", e.what());
     }
-    std::filesystem::rename(tmp, predictions_);
   }
 
   uint64_t seed_;

@@ -15,46 +15,16 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tests/test_paths.h"
 #include "tests/test_util.h"
+#include "tests/tools/cli_test_util.h"
 
 namespace moh {
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Result {
-  int status = -1;
-  std::string output;  // stdout and stderr together
-  std::string last_line() const {
-    std::string trimmed = output.substr(0, output.find_last_not_of('\n') + 1);
-    return trimmed.substr(trimmed.find_last_of('\n') + 1);
-  }
-};
-
-Result moh(const std::string& args) {
-  Result r;
-  FILE* pipe = popen((MOH_TEST_PATH(MOH_CLI_PATH) + " " + args + " 2>&1").c_str(), "r");
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, pipe)) r.output.append(buf, n);
-  const int status = pclose(pipe);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-class Cli : public test::TempDirTest {
- protected:
-  void SetUp() override {
-    TempDirTest::SetUp();
-    write("syn.yaml", "task: synthetic\n"
-                      "run: {name: cli, dir: " + (dir_ / "runs").string() + "}\n"
-                      "train: {steps: 30, batch_size: 32, log_every: 10}\n"
-                      "checkpoint: {every: 10}\n"
-                      "optim: {lr: 0.01}\n"
-                      "data: {train_size: 512, eval_size: 256}\n");
-  }
-  std::string config() const { return path("syn.yaml"); }
-};
+using test::Cli;
+using test::moh;
+using test::Result;
 
 TEST_F(Cli, UsageErrorsExitTwo) {
   EXPECT_EQ(moh("").status, 2);

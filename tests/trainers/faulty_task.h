@@ -1,5 +1,6 @@
 // FaultyTask: wraps a Task and injects faults on chosen micro-batches (counted from 1 per wrapper)
-// so trainer tests can crash a run, request a stop, or poison the loss at a known point.
+// so trainer tests can crash a run, request a stop, poison the loss or have the data pipeline warn at a
+// known point.
 #pragma once
 
 #include <cmath>
@@ -22,6 +23,7 @@ class FaultyTask : public Task {
     Stop,      // requests a graceful stop after it
     NanLoss,   // multiplies its loss by NaN
     Overflow,  // multiplies its loss by 1e36: finite in float32, not once an fp16 loss scale applies
+    Warn,      // the inner task's warning channel reports "faulty: warning at micro-batch N"
   };
   struct At {
     int64_t micro_batch;
@@ -38,6 +40,7 @@ class FaultyTask : public Task {
     if (fires(n, Fault::Stop)) Trainer::request_stop();
     if (fires(n, Fault::NanLoss)) out.loss = ag::mul(out.loss, NAN);
     if (fires(n, Fault::Overflow)) out.loss = ag::mul(out.loss, 1e36);
+    if (fires(n, Fault::Warn)) inner_->warnings().warn("faulty: warning at micro-batch " + std::to_string(n));
     return out;
   }
   std::map<std::string, double> evaluate() override { return inner_->evaluate(); }
@@ -45,6 +48,7 @@ class FaultyTask : public Task {
   std::map<std::string, int64_t> data_state() const override { return inner_->data_state(); }
   void load_data_state(const std::map<std::string, int64_t>& s) override { inner_->load_data_state(s); }
   std::map<std::string, Generator*> generators() override { return inner_->generators(); }
+  WarningChannel& warnings() override { return inner_->warnings(); }
 
  private:
   bool fires(int64_t n, Fault fault) const {

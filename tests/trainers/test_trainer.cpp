@@ -13,6 +13,7 @@
 #include "core/factory.h"
 #include "tests/test_util.h"
 #include "tests/trainers/faulty_task.h"
+#include "tests/trainers/synthetic_run.h"
 #include "trainers/checkpoint.h"
 #include "trainers/trainer.h"
 
@@ -21,36 +22,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-Config synthetic_config(const fs::path& dir, const std::vector<std::string>& overrides) {
-  const fs::path file = dir / "synthetic.yaml";
-  std::ofstream(file) << "task: synthetic\n"
-                         "run: {name: smoke, dir: " << (dir / "runs").string() << ", seed: 3}\n"
-                         "train: {steps: 40, batch_size: 32, log_every: 1, grad_clip: 1.0}\n"
-                         "eval: {every: 0}\n"
-                         "checkpoint: {every: 10, keep_last: 0}\n"
-                         "optim: {name: adamw, lr: 0.01, weight_decay: 0.01}\n"
-                         "schedule: {name: cosine, warmup_steps: 5}\n"
-                         "data: {train_size: 256, eval_size: 256}\n";
-  return Config::load(file.string(), training_schema("synthetic"), overrides);
-}
-
-std::vector<nlohmann::json> read_metrics(const fs::path& run_dir) {
-  std::vector<nlohmann::json> out;
-  std::ifstream in(run_dir / "metrics.jsonl");
-  for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line));
-  return out;
-}
-
-std::vector<double> train_losses(const fs::path& run_dir) {
-  std::vector<double> out;
-  for (const auto& r : read_metrics(run_dir))
-    if (r.contains("loss")) out.push_back(r["loss"].get<double>());
-  return out;
-}
-
+using test::read_metrics;
+using test::synthetic_config;
+using test::train_losses;
 using test::FaultyTask;
 
-std::unique_ptr<Task> make_task(const Config& cfg) { return task_family("synthetic").create(cfg); }
+std::unique_ptr<Task> make_task(const Config& cfg) { return test::make_synthetic_task(cfg); }
 
 // Each run gets its own sub-folder of the test's temporary folder.
 class TrainerRun : public test::TempDirTest {

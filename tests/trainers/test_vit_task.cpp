@@ -103,15 +103,14 @@ TEST_F(VitTask, EvaluationWritesPredictionsThatMatchItsAccuracy) {
   EXPECT_FALSE(fs::exists(path("pred.h5.tmp")));
 }
 
-// An image folder of PNG files (2 classes told apart by brightness): training runs through the threaded
-// loader, evaluation reads val/, and the position resumes.
-TEST(VitTaskImageFolder, TrainsAndEvaluatesFromAFolderOfImages) {
-  const fs::path root = fs::temp_directory_path() / ("moh_vit_folder_" + std::to_string(::getpid()));
+// An image folder of `per_class` PNG files in each of 2 classes told apart by brightness, under
+// root/{train,val}, and a config training a tiny ViT from it (24 steps of 4) into root/runs/folder.
+fs::path write_brightness_folder(const fs::path& root, int per_class) {
   fs::remove_all(root);
   for (const char* split : {"train", "val"})
     for (int c = 0; c < 2; ++c) {
       fs::create_directories(root / split / ("class" + std::to_string(c)));
-      for (int i = 0; i < 6; ++i)
+      for (int i = 0; i < per_class; ++i)
         write_file_bytes((root / split / ("class" + std::to_string(c)) / (std::to_string(i) + ".png")).string(),
                          encode_png(test::make_image(20 + i, 18, 3, [&](int64_t y, int64_t x, int64_t k) {
                            return uint8_t(c == 0 ? 30 + (x + y + k) % 20 : 200 + (x * y + k) % 40);
@@ -126,6 +125,13 @@ TEST(VitTaskImageFolder, TrainsAndEvaluatesFromAFolderOfImages) {
                              "optim: {lr: 0.003}\n"
                              "data: {name: image_folder, root: " << root.string() << ", image_size: 16, workers: 2}\n"
                              "model: {patch_size: 8, dim: 16, depth: 1, heads: 2}\n";
+  return cfg_file;
+}
+
+// Training runs through the threaded loader, evaluation reads val/, and the position resumes.
+TEST(VitTaskImageFolder, TrainsAndEvaluatesFromAFolderOfImages) {
+  const fs::path root = fs::temp_directory_path() / ("moh_vit_folder_" + std::to_string(::getpid()));
+  const fs::path cfg_file = write_brightness_folder(root, 6);
   Config cfg = Config::load(cfg_file.string(), training_schema("vit"), {});
   auto task = task_family("vit").create(cfg);
   EXPECT_EQ(task->samples_per_epoch(), 12);
@@ -147,6 +153,21 @@ TEST(VitTaskImageFolder, TrainsAndEvaluatesFromAFolderOfImages) {
   fs::remove_all(root);
 }
 
+// An unreadable image is skipped with a warning that reaches the run's train.log, not only stderr.
+TEST(VitTaskImageFolder, SkippedImagesAreReportedInTrainLog) {
+  const fs::path root = fs::temp_directory_path() / ("moh_vit_skip_" + std::to_string(::getpid()));
+  const fs::path cfg_file = write_brightness_folder(root, 3);
+  write_file_bytes((root / "train" / "class0" / "broken.png").string(), {'n', 'o', 't', ' ', 'p', 'n', 'g'});
+  Config cfg = Config::load(cfg_file.string(), training_schema("vit"), {"train.steps=4"});
+  auto task = task_family("vit").create(cfg);
+  Trainer(cfg, *task).run();
+  std::ifstream in(root / "runs" / "folder" / "train.log");
+  const std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(log.find("warning image_folder: skipping unreadable image"), std::string::npos) << log;
+  EXPECT_NE(log.find("broken.png"), std::string::npos) << log;
+  fs::remove_all(root);
+}
+
 TEST_F(VitTask, RejectsModelsTheConfigCannotBuild) {
   auto create = [&](const std::vector<std::string>& overrides) {
     Config cfg = config("bad", overrides);
@@ -157,6 +178,17 @@ TEST_F(VitTask, RejectsModelsTheConfigCannotBuild) {
                                   {"model.attention is mha"});
   test::expect_error<ConfigError>([&] { create({"model.heads=5"}); }, {"model.heads 5", "model.dim 32"});
   test::expect_error<ConfigError>([&] { create({"model.patch_size=5"}); }, {"model.patch_size 5", "28"});
+  const std::vector<std::string> moh = {"model.attention=moh", "model.heads=4", "model.depth=2"};
+  auto with = [&](std::vector<std::string> extra) {
+    extra.insert(extra.begin(), moh.begin(), moh.end());
+    return extra;
+  };
+  test::expect_error<ConfigError>([&] { create(with({"model.shared_heads=[5]", "model.routed_topk=[0]"})); },
+                                  {"model.shared_heads 5 (block 0) exceeds model.heads 4"});
+  test::expect_error<ConfigError>([&] { create(with({"model.shared_heads=[1]", "model.routed_topk=[1, 4]"})); },
+                                  {"model.routed_topk 4 (block 1) exceeds the 3 routed heads"});
+  test::expect_error<ConfigError>([&] { create(with({"model.shared_heads=[1, 1, 1]", "model.routed_topk=[1]"})); },
+                                  {"model.shared_heads/routed_topk"});
   test::expect_error([&] { create({"data.root=" + path("nowhere")}); }, {"nowhere"});
 }
 
