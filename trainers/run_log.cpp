@@ -70,8 +70,8 @@ RunLog::RunLog(const std::string& dir, bool enabled) : dir_(dir), lost_lines_(st
 RunLog::~RunLog() {
   end_progress();
   if (*lost_lines_ > 0)
-    std::fprintf(stderr, "moh: WARNING: %lld log lines could not be written to '%s/train.log'\n",
-                 (long long)lost_lines_->load(), dir_.c_str());
+    std::fprintf(stderr, "moh: WARNING: %lld log line%s could not be written to '%s/train.log'\n",
+                 (long long)lost_lines_->load(), *lost_lines_ == 1 ? "" : "s", dir_.c_str());
 }
 
 void RunLog::info(const std::string& line) {
