@@ -71,6 +71,13 @@ int64_t Module::num_parameters() const {
   return n;
 }
 
+std::vector<std::string> Module::no_weight_decay_names() const {
+  std::vector<std::string> out = no_weight_decay();
+  for (const auto& [name, child] : children_)
+    for (const std::string& n : child->no_weight_decay_names()) out.push_back(name + "." + n);
+  return out;
+}
+
 void Module::train(bool on) {
   training_ = on;
   for (auto& [_, child] : children_) child->train(on);

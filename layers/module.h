@@ -42,6 +42,13 @@ class Module {
   void eval() { train(false); }
   bool is_training() const { return training_; }
 
+  // Names (relative to this module) of its own parameters of two or more dims that train without
+  // weight decay, as timm's no_weight_decay(): position tables, class tokens. Parameters of at most
+  // one dim (biases, norm scales) never decay; every other parameter does unless a module lists it.
+  virtual std::vector<std::string> no_weight_decay() const { return {}; }
+  // What this module and every descendant list, as full dotted names.
+  std::vector<std::string> no_weight_decay_names() const;
+
   // Moves every parameter and buffer to `device` (keeping names, shapes and requires_grad).
   // Parameters move in place: every handle to a parameter (a layer's weight_ member, an
   // optimizer's or a hook's copy) sees the moved tensor. Buffers are replaced, so a module that
@@ -79,6 +86,20 @@ class Module {
   std::vector<std::pair<std::string, Tensor>> buffers_;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
   bool training_ = true;
+};
+
+// Puts a module in eval mode for the guard's lifetime and restores the mode it had, also when an
+// exception leaves the scope (an evaluation that throws must not leave a model in eval mode).
+class EvalModeGuard {
+ public:
+  explicit EvalModeGuard(Module& module) : module_(module), was_training_(module.is_training()) { module_.eval(); }
+  ~EvalModeGuard() { module_.train(was_training_); }
+  EvalModeGuard(const EvalModeGuard&) = delete;
+  EvalModeGuard& operator=(const EvalModeGuard&) = delete;
+
+ private:
+  Module& module_;
+  bool was_training_;
 };
 
 }  // namespace moh

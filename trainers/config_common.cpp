@@ -65,8 +65,9 @@ Schema common_schema() {
   s.add(Key::Float("optim.lr", "peak learning rate (reached at the end of warmup)").def(1e-3).min(0));
   s.add(Key::Float("optim.weight_decay", "weight decay: decoupled for adamw, L2 for sgd").def(0.01).min(0));
   s.add(Key::StringList("optim.no_decay",
-                        "extra parameter names or dotted suffixes trained without weight decay "
-                        "(biases, norms and embeddings already are)")
+                        "extra parameter names or dotted suffixes trained without weight decay (1-d parameters "
+                        "such as biases and norms, and what the model declares, e.g. the ViT's pos_embed and "
+                        "cls_token, already are)")
             .def(std::vector<std::string>{}));
   s.add(Key::Float("optim.beta1", "adamw first-moment decay").def(0.9).range(0, 1));
   s.add(Key::Float("optim.beta2", "adamw second-moment decay").def(0.999).range(0, 1));

@@ -11,20 +11,6 @@ namespace moh {
 
 namespace {
 
-bool contains_any(const std::string& text, std::initializer_list<const char*> words) {
-  for (const char* w : words)
-    if (text.find(w) != std::string::npos) return true;
-  return false;
-}
-
-// The last two dotted parts of a name ("blocks.0.attn.qkv.weight" -> "qkv.weight").
-std::string owner_and_leaf(const std::string& name) {
-  const size_t last = name.rfind('.');
-  if (last == std::string::npos || last == 0) return name;
-  const size_t prev = name.rfind('.', last - 1);
-  return prev == std::string::npos ? name : name.substr(prev + 1);
-}
-
 bool matches_entry(const std::string& name, const std::string& entry) {
   if (entry.empty()) return false;
   if (name == entry) return true;
@@ -40,11 +26,10 @@ Tensor owned(const Optimizer::Param& p, const Tensor& full) {
 
 }  // namespace
 
-bool decay_exempt(const std::string& name, const ag::Variable& param, const std::vector<std::string>& extra) {
+bool decay_exempt(const std::string& name, const ag::Variable& param, const std::vector<std::string>& exempt) {
   MOH_CHECK(param.defined(), "decay_exempt: parameter '", name, "' is undefined");
   if (param.dim() <= 1) return true;
-  if (contains_any(owner_and_leaf(name), {"embed", "cls_token", "position"})) return true;
-  for (const auto& entry : extra)
+  for (const auto& entry : exempt)
     if (matches_entry(name, entry)) return true;
   return false;
 }

@@ -35,11 +35,11 @@ enum class UpdatePath { Auto, Ops };
 inline bool runs_host_loop(UpdatePath path, const Tensor& t) { return path == UpdatePath::Auto && t.device().is_cpu(); }
 
 // Whether `param` (named `name`) is trained without weight decay: tensors of at most one dim
-// (biases, norm weights, scales), a parameter whose own name or owning module's name (the last two
-// dotted parts) contains "embed", "cls_token" or "position" (token embeddings, pos_embed, cls_token,
-// position tables; not e.g. patch_embed.proj.weight, a projection), or one matching an entry of
-// `extra`: the full name, or a dotted suffix of it ("gamma" matches "blocks.0.ls1.gamma").
-bool decay_exempt(const std::string& name, const ag::Variable& param, const std::vector<std::string>& extra = {});
+// (biases, norm weights, scales), or one matching an entry of `exempt`: the full name, or a dotted
+// suffix of it ("gamma" matches "blocks.0.ls1.gamma"). Names never decide by themselves: the trainer
+// passes what the model declares (Module::no_weight_decay_names(), e.g. a ViT's pos_embed) plus
+// optim.no_decay, so an LLM's token embedding decays unless a config says otherwise.
+bool decay_exempt(const std::string& name, const ag::Variable& param, const std::vector<std::string>& exempt = {});
 
 class Optimizer {
  public:

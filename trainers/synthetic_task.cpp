@@ -52,7 +52,7 @@ class SyntheticTask final : public Task {
 
   std::map<std::string, double> evaluate() override {
     ag::NoGradGuard no_grad;
-    model_->eval();
+    EvalModeGuard eval_mode(*model_);
     std::vector<int64_t> ids(static_cast<size_t>(eval_size_));
     std::iota(ids.begin(), ids.end(), 0);
     auto [x, y] = samples(ids, kEvalStream);
@@ -61,7 +61,6 @@ class SyntheticTask final : public Task {
     const auto pred = argmax(logits, 1).to_vector<int64_t>(), truth = y.to_vector<int64_t>();
     int64_t correct = 0;
     for (size_t i = 0; i < pred.size(); ++i) correct += pred[i] == truth[i];
-    model_->train();
     return {{"loss", loss}, {"top1", double(correct) / double(eval_size_)}};
   }
 

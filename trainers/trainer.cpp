@@ -58,14 +58,15 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 
 std::unique_ptr<Optimizer> make_optimizer(const Config& cfg, const Module& model) {
   const NamedParameters params = model.named_parameters();
+  std::vector<std::string> no_decay = model.no_weight_decay_names();  // what the model declares, then the config's
+  for (const std::string& name : cfg.get_string_list("optim.no_decay")) no_decay.push_back(name);
   if (cfg.get_string("optim.name") == "sgd")
     return std::make_unique<Sgd>(params, SgdOptions{cfg.get_float("optim.lr"), cfg.get_float("optim.momentum"), 0.0,
                                                     cfg.get_bool("optim.nesterov"), cfg.get_float("optim.weight_decay"),
-                                                    cfg.get_string_list("optim.no_decay")});
+                                                    no_decay});
   return std::make_unique<AdamW>(params, AdamWOptions{cfg.get_float("optim.lr"), cfg.get_float("optim.beta1"),
                                                       cfg.get_float("optim.beta2"), cfg.get_float("optim.eps"),
-                                                      cfg.get_float("optim.weight_decay"),
-                                                      cfg.get_string_list("optim.no_decay")});
+                                                      cfg.get_float("optim.weight_decay"), no_decay});
 }
 
 // The task must have built its model on the run's device (and it feeds its batches there).

@@ -216,7 +216,7 @@ class VitTask final : public Task {
 
   std::map<std::string, double> evaluate() override {
     ag::NoGradGuard no_grad;
-    model_->eval();
+    EvalModeGuard eval_mode(*model_);
     const int64_t n = data_->eval_size(), classes = int64_t(data_->class_names().size());
     const int64_t k = std::min<int64_t>(5, classes);
     double loss_sum = 0;
@@ -239,7 +239,6 @@ class VitTask final : public Task {
       }
       done += b;
     });
-    model_->train();
     if (all_logits.defined()) write_predictions(all_logits, all_labels);
     return {{"loss", loss_sum / double(n)},
             {"top1", double(top1) / double(n)},

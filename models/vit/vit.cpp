@@ -168,6 +168,13 @@ void VisionTransformer::to(Device device) {
       if (name == "pos_embed") pos_embed_ = ag::Variable(t);
 }
 
+std::vector<std::string> VisionTransformer::no_weight_decay() const {
+  std::vector<std::string> out;
+  if (options_.pos_embed == VitOptions::PosEmbed::Learned) out.push_back("pos_embed");  // sin-cos: a buffer
+  if (options_.class_token) out.push_back("cls_token");
+  return out;
+}
+
 int64_t VisionTransformer::num_tokens() const { return patch_embed->num_patches() + (options_.class_token ? 1 : 0); }
 
 VitOutput VisionTransformer::forward(const ag::Variable& images) const {

@@ -93,6 +93,8 @@ class VisionTransformer : public Module {
   std::string type_name() const override { return "VisionTransformer"; }
   std::string extra_repr() const override;
   void to(Device device) override;  // also re-wraps the sin-cos `pos_embed` buffer
+  // The learned `pos_embed` and `cls_token` (when present), as timm's VisionTransformer.
+  std::vector<std::string> no_weight_decay() const override;
   // images [B, in_chans, img_size, img_size] of the model's dtype.
   VitOutput forward(const ag::Variable& images) const;
 

@@ -19,6 +19,7 @@ class Leaf : public Module {
     register_buffer("steps", zeros({1}, DType::Int64));
   }
   std::string type_name() const override { return "Leaf"; }
+  std::vector<std::string> no_weight_decay() const override { return {"weight"}; }
   ag::Variable weight;
 };
 
@@ -54,6 +55,26 @@ TEST(Module, TrainEvalRecurses) {
   EXPECT_FALSE(t.head->is_training());
   t.train();
   EXPECT_TRUE(t.blocks[1]->is_training());
+}
+
+TEST(Module, EvalModeGuardRestoresTheModeAlsoOnAnException) {
+  Tree t;
+  try {
+    EvalModeGuard guard(t);
+    EXPECT_FALSE(t.blocks[0]->is_training());
+    throw std::runtime_error("evaluation failed");
+  } catch (const std::runtime_error&) {
+  }
+  EXPECT_TRUE(t.is_training());
+  EXPECT_TRUE(t.head->is_training());
+  t.eval();
+  { EvalModeGuard guard(t); }
+  EXPECT_FALSE(t.is_training());  // restores the mode it found, not training
+}
+
+TEST(Module, NoWeightDecayNamesCollectEveryDescendantsDeclarations) {
+  Tree t;
+  EXPECT_EQ(t.no_weight_decay_names(), (std::vector<std::string>{"0.weight", "1.weight", "head.weight"}));
 }
 
 TEST(Module, StateDictRoundTripCopiesValues) {

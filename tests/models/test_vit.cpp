@@ -43,6 +43,15 @@ TEST(Vit, ClassTokenOutputShape) {
   EXPECT_TRUE(out.balance_losses.empty());
 }
 
+TEST(Vit, DeclaresItsPositionTableAndClassTokenFreeOfWeightDecay) {
+  Generator gen(1);
+  VitOptions o = small_options();
+  EXPECT_EQ(VisionTransformer(o, gen).no_weight_decay_names(), (std::vector<std::string>{"pos_embed", "cls_token"}));
+  o.class_token = false;
+  o.pos_embed = VitOptions::PosEmbed::SinCos;  // a buffer: nothing to exempt
+  EXPECT_TRUE(VisionTransformer(o, gen).no_weight_decay_names().empty());
+}
+
 TEST(Vit, AveragePoolUsesFcNormAndNoClassToken) {
   VitOptions o = small_options();
   o.class_token = false;
