@@ -1,9 +1,13 @@
 // The training loop (see trainer.h).
 #include "trainers/trainer.h"
 
+#include <unistd.h>
+
 #include <csignal>
 #include <chrono>
 #include <cmath>
+#include <cstring>
+#include <iterator>
 #include <filesystem>
 
 #include "autograd/autograd.h"
@@ -14,6 +18,7 @@
 #include "trainers/ema.h"
 #include "trainers/grad_clip.h"
 #include "trainers/precision.h"
+#include "trainers/resume_check.h"
 #include "trainers/schedule.h"
 #include "trainers/sgd.h"
 
@@ -22,24 +27,42 @@ namespace {
 
 std::atomic<bool> g_stop_requested{false};
 
-extern "C" void on_stop_signal(int) { g_stop_requested.store(true); }
+void write_stderr(const char* text) {
+  for (size_t n = std::strlen(text); n > 0;) {
+    const ssize_t w = ::write(STDERR_FILENO, text, n);
+    if (w <= 0) return;
+    text += w;
+    n -= size_t(w);
+  }
+}
 
-// Installs SIGINT/SIGTERM handlers for the lifetime of a run, restoring the previous ones.
+// SIGINT, SIGTERM and SIGUSR1 (which mpirun forwards to every rank; see docs/distributed.md) ask
+// for a stop after the current step; a SIGINT after a stop was asked for ends the process at once,
+// without a checkpoint, with status 130. Only async-signal-safe calls.
+extern "C" void on_stop_signal(int signal) {
+  const bool again = g_stop_requested.exchange(true);
+  if (signal != SIGINT) return;
+  if (again) {
+    write_stderr("\nmoh: second interrupt: exiting now without a checkpoint\n");
+    _exit(130);
+  }
+  write_stderr("\nmoh: interrupt: stopping after this step with a checkpoint (interrupt again to exit at once)\n");
+}
+
+// Installs the stop handlers for the lifetime of a run, restoring the previous ones.
 class StopSignals {
  public:
   StopSignals() {
     g_stop_requested.store(false);
-    previous_int_ = std::signal(SIGINT, on_stop_signal);
-    previous_term_ = std::signal(SIGTERM, on_stop_signal);
+    for (size_t i = 0; i < std::size(kSignals); ++i) previous_[i] = std::signal(kSignals[i], on_stop_signal);
   }
   ~StopSignals() {
-    std::signal(SIGINT, previous_int_);
-    std::signal(SIGTERM, previous_term_);
+    for (size_t i = 0; i < std::size(kSignals); ++i) std::signal(kSignals[i], previous_[i]);
   }
 
  private:
-  void (*previous_int_)(int) = SIG_DFL;
-  void (*previous_term_)(int) = SIG_DFL;
+  static constexpr int kSignals[] = {SIGINT, SIGTERM, SIGUSR1};
+  void (*previous_[std::size(kSignals)])(int) = {};
 };
 
 // total += value / accum in float64 on value's device (the same operations as on the host, so the
@@ -97,6 +120,7 @@ struct Trainer::Impl {
   int64_t step = 0, total_steps = 0, batch = 0, accum = 0, micro = 0;
   double beta = 0, clip = 0;
   bool abort_on_nonfinite = true;
+  int64_t max_skipped_steps = 0, skipped_in_row = 0;  // train.nonfinite: skip_step
   std::map<std::string, double> last_eval;
   std::string last_checkpoint;
 
@@ -112,12 +136,14 @@ struct Trainer::Impl {
       throw ConfigError(str_cat(cfg.origin("train.grad_accum"), ": train.grad_accum ", accum,
                                 " must divide train.batch_size ", batch));
     dp = std::make_unique<DataParallel>(task.model(), cfg);
-    micro = per_rank_micro_batch(cfg, dp->world_size());
     const int64_t steps_per_epoch = (task.samples_per_epoch() + batch - 1) / batch;
     total_steps = cfg.has("train.steps") ? cfg.get_int("train.steps") : cfg.get_int("train.epochs") * steps_per_epoch;
+    dp->check_same_job(cfg, total_steps);
+    micro = per_rank_micro_batch(cfg, dp->world_size());
     beta = cfg.get_float("moh.balance_loss");
     clip = cfg.get_float("train.grad_clip");
     abort_on_nonfinite = cfg.get_string("train.nonfinite") == "abort";
+    max_skipped_steps = cfg.get_int("train.max_skipped_steps");
     schedule = {parse_schedule_kind(cfg.get_string("schedule.name")), cfg.get_float("optim.lr"),
                 cfg.get_float("schedule.min_lr"), cfg.get_int("schedule.warmup_steps"), total_steps};
     validate_schedule(schedule);
@@ -159,6 +185,7 @@ struct Trainer::Impl {
   }
 
   void restore(const std::string& path, const CheckpointData& d) {
+    check_resume_config(cfg, d.config_text, path, *log);
     task.model().load_state_dict(d.model);
     optimizer->load_state_dict(d.optimizer);
     if (ema) {
@@ -279,7 +306,14 @@ struct Trainer::Impl {
                      " (train.nonfinite: abort)");
           }
           log->warn(str_cat("step ", step, ": ", what, "; skipping the update (train.nonfinite: skip_step)"));
+          if (++skipped_in_row >= max_skipped_steps) {
+            save();  // skipped updates left the weights of the last good step
+            MOH_FAIL("step ", step, ": ", skipped_in_row, " updates in a row were skipped (train.max_skipped_steps = ",
+                     max_skipped_steps, "), the last because ", what,
+                     ": the run diverged (a smaller optim.lr?); saved the last good state to ", last_checkpoint);
+          }
         } else {
+          skipped_in_row = 0;
           optimizer->step();
           dp->finish_step();
           optimizer->zero_grad();
