@@ -1,13 +1,8 @@
 // The training loop (see trainer.h).
 #include "trainers/trainer.h"
 
-#include <unistd.h>
-
-#include <csignal>
 #include <chrono>
 #include <cmath>
-#include <cstring>
-#include <iterator>
 #include <filesystem>
 
 #include "autograd/autograd.h"
@@ -21,49 +16,10 @@
 #include "trainers/resume_check.h"
 #include "trainers/schedule.h"
 #include "trainers/sgd.h"
+#include "trainers/stop_signals.h"
 
 namespace moh {
 namespace {
-
-std::atomic<bool> g_stop_requested{false};
-
-void write_stderr(const char* text) {
-  for (size_t n = std::strlen(text); n > 0;) {
-    const ssize_t w = ::write(STDERR_FILENO, text, n);
-    if (w <= 0) return;
-    text += w;
-    n -= size_t(w);
-  }
-}
-
-// SIGINT, SIGTERM and SIGUSR1 (which mpirun forwards to every rank; see docs/distributed.md) ask
-// for a stop after the current step; a SIGINT after a stop was asked for ends the process at once,
-// without a checkpoint, with status 130. Only async-signal-safe calls.
-extern "C" void on_stop_signal(int signal) {
-  const bool again = g_stop_requested.exchange(true);
-  if (signal != SIGINT) return;
-  if (again) {
-    write_stderr("\nmoh: second interrupt: exiting now without a checkpoint\n");
-    _exit(130);
-  }
-  write_stderr("\nmoh: interrupt: stopping after this step with a checkpoint (interrupt again to exit at once)\n");
-}
-
-// Installs the stop handlers for the lifetime of a run, restoring the previous ones.
-class StopSignals {
- public:
-  StopSignals() {
-    g_stop_requested.store(false);
-    for (size_t i = 0; i < std::size(kSignals); ++i) previous_[i] = std::signal(kSignals[i], on_stop_signal);
-  }
-  ~StopSignals() {
-    for (size_t i = 0; i < std::size(kSignals); ++i) std::signal(kSignals[i], previous_[i]);
-  }
-
- private:
-  static constexpr int kSignals[] = {SIGINT, SIGTERM, SIGUSR1};
-  void (*previous_[std::size(kSignals)])(int) = {};
-};
 
 // total += value / accum in float64 on value's device (the same operations as on the host, so the
 // same bits): micro-batch losses are read back once per step, after every backward is queued.
@@ -277,7 +233,7 @@ struct Trainer::Impl {
       const bool overflow = scaler && !scaler->unscale_and_check(trained);
       // Every rank decides on the global loss, on a stop any rank was asked for and on an overflow
       // any rank found (sharded, each rank checks its own part of the gradients).
-      std::vector<double> global{step_loss, step_lb, g_stop_requested.load() ? 1.0 : 0.0, overflow ? 1.0 : 0.0};
+      std::vector<double> global{step_loss, step_lb, stop_requested() ? 1.0 : 0.0, overflow ? 1.0 : 0.0};
       dp->sum(global);
       step_loss = global[0] / dp->world_size();
       step_lb = global[1] / dp->world_size();
@@ -385,7 +341,7 @@ struct Trainer::Impl {
 Trainer::Trainer(const Config& config, Task& task) : impl_(std::make_unique<Impl>(config, task)) {}
 Trainer::~Trainer() = default;
 TrainResult Trainer::run() { return impl_->run(); }
-void Trainer::request_stop() { g_stop_requested.store(true); }
+void Trainer::request_stop() { moh::request_stop(); }
 
 config::Schema training_schema(const std::string& family) {
   config::Schema schema = config::common_schema();

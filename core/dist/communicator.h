@@ -39,7 +39,7 @@ struct Buffer {
   int64_t count = 0;
   DType dtype = DType::Float32;
   Device device;
-  std::shared_ptr<const void> owner;
+  std::shared_ptr<const void> owner = nullptr;
 
   // The whole of a contiguous tensor (throws naming `what` otherwise).
   static Buffer of(const Tensor& t, const char* what);
