@@ -4,7 +4,8 @@
 // with global balance statistics), also with the optimizer state sharded (ZeRO-1); a checkpoint of
 // either world size (sharded or not) resumes on the other and continues identically; rank 0 alone
 // writes the run folder and the eval predictions; killing a rank ends the job non-zero, naming the
-// rank, within the timeout.
+// rank, within the timeout; ranks launched with different configs stop before training (exit 2);
+// a stop signal through mpirun (SIGUSR1) or scripts/launch.sh (SIGTERM) ends the job with exit 0.
 #include <gtest/gtest.h>
 
 #include <signal.h>

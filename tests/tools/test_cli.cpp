@@ -1,5 +1,6 @@
 // The `moh` executable's contract: commands, help, exit codes (0 ok, 2 usage/config, 1 runtime),
-// train -> eval on the synthetic task with the JSON last lines, and readable config errors.
+// train -> eval on the synthetic task with the JSON last lines, and readable config errors; Ctrl-C
+// checkpoints and exits 0, a second Ctrl-C exits 130 at once.
 #include <gtest/gtest.h>
 
 #include <signal.h>

@@ -1,6 +1,7 @@
 // The training engine end to end on the synthetic task: it learns, writes the run folder and
 // metrics, resumes bit for bit after a crash, stops cleanly on request, applies the non-finite
-// policy, and gradient accumulation matches one large batch.
+// policy (skip_step giving up after train.max_skipped_steps in a row), compares a resumed config
+// with the checkpoint's, and gradient accumulation matches one large batch.
 #include <gtest/gtest.h>
 
 #include <cmath>
