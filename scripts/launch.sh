@@ -6,6 +6,7 @@
 #   -t  OpenMP/BLAS threads per process (default: this node's cores / its processes)
 # Environment: MOH_BIN (default build/moh), MPIRUN_ARGS (extra mpirun options, e.g. "--mca btl_tcp_if_include
 # eth0"), NCCL_* and OMP_* pass through. As root, OpenMPI's allow-run-as-root settings are set.
+# SIGTERM (kill, a scheduler's cancel) stops the run gracefully: a checkpoint, exit status 0.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 nprocs="" hostfile="" threads=""
@@ -49,5 +50,18 @@ for var in $(env | grep -o '^\(NCCL\|MOH\)_[A-Z0-9_]*' || true); do args+=(-x "$
 if [[ $(id -u) == 0 ]]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
+# mpirun ends the job on a SIGTERM of its own (SIGTERM to every rank, SIGKILL a second later, exit
+# status 1 whatever the ranks did) but forwards SIGUSR1, which moh takes as a stop request. So a
+# SIGTERM to this script becomes a SIGUSR1 to mpirun: every rank stops at the same step, rank 0
+# saves a checkpoint, and the script exits with the job's status (0).
 # shellcheck disable=SC2086  # MPIRUN_ARGS is a list of options
-exec mpirun "${args[@]}" ${MPIRUN_ARGS:-} "$moh" train "$@"
+mpirun "${args[@]}" ${MPIRUN_ARGS:-} "$moh" train "$@" &
+job=$!
+interrupted=0
+trap 'interrupted=1; kill -USR1 "$job" 2>/dev/null || true' TERM
+while :; do
+  interrupted=0
+  wait "$job" && status=0 || status=$?
+  ((interrupted && status > 128)) || break  # the trap interrupted the wait, mpirun still runs
+done
+exit "$status"

@@ -38,6 +38,11 @@ Schema common_schema() {
                   "on a non-finite loss or gradient: abort (after checkpointing the last good state) or skip the "
                   "update")
             .def("abort"));
+  s.add(Key::Int("train.max_skipped_steps",
+                 "train.nonfinite: skip_step stops the run with an error (after checkpointing the last good state) "
+                 "when this many updates in a row were skipped")
+            .def(10)
+            .min(1));
   s.add(Key::Int("train.log_every", "log training metrics every N optimizer steps").def(10).min(1));
 
   s.add(Key::Int("eval.every", "evaluate every N optimizer steps (0 = only after the last step)")

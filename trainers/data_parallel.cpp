@@ -12,6 +12,7 @@
 #include "core/ops.h"
 #include "layers/moh_routing.h"
 #include "trainers/config_schema.h"
+#include "trainers/same_job.h"
 
 namespace moh {
 namespace {
@@ -54,6 +55,7 @@ struct DataParallel::State {
   size_t next_launch = 0;
   bool sync = false;
   double comm_at_start = 0;
+  bool failed_together = false;  // every rank threw the same error: no rank is left waiting
   DataParallelStats stats;
 
   State(Module& m, dist::Communicator& c, dist::Communicator& h, DataParallelOptions o)
@@ -247,11 +249,21 @@ DataParallel::DataParallel(Module& model, const Config& cfg)
 
 DataParallel::~DataParallel() {
   if (world_size() > 1 && state_->opt.global_balance) set_balance_load_reducer(nullptr);
-  if (std::uncaught_exceptions() > uncaught_at_start_ && world_size() > 1) dist::mark_failed();
+  if (std::uncaught_exceptions() > uncaught_at_start_ && world_size() > 1 && !state_->failed_together)
+    dist::mark_failed();
 }
 
 int DataParallel::rank() const { return state_->comm.rank(); }
 int DataParallel::world_size() const { return state_->comm.size(); }
+
+void DataParallel::check_same_job(const Config& cfg, int64_t total_steps) {
+  try {
+    check_ranks_run_same_job(state_->host, cfg, total_steps);
+  } catch (const ConfigError&) {
+    state_->failed_together = true;
+    throw;
+  }
+}
 
 void DataParallel::broadcast_state(int64_t step) {
   State& s = *state_;

@@ -57,7 +57,8 @@ class DataParallel {
   // From the config (distributed.*, moh.balance_scope) over dist::world(), whose timeout it sets, and
   // for CUDA parameters with world size > 1 over dist::communicator_for(their device) (NCCL).
   DataParallel(Module& model, const Config& cfg);
-  // When destroyed by an exception, marks the job failed (peers are aborted, not left waiting).
+  // When destroyed by an exception, marks the job failed (peers are aborted, not left waiting),
+  // unless the exception is one every rank threw together (check_same_job).
   ~DataParallel();
   DataParallel(const DataParallel&) = delete;
   DataParallel& operator=(const DataParallel&) = delete;
@@ -66,6 +67,10 @@ class DataParallel {
   int world_size() const;
   bool is_main() const { return rank() == 0; }
 
+  // Before any other collective: every rank runs the same config (but kPerRankKeys) for the same
+  // `total_steps`, else every rank throws the same ConfigError (trainers/same_job.h) and the job
+  // ends without an abort, each rank exiting with the config-error status.
+  void check_same_job(const Config& cfg, int64_t total_steps);
   // Rank 0's parameters and buffers to every rank, after checking that every rank is at `step`
   // (a resume that found different checkpoints fails here, naming the ranks).
   void broadcast_state(int64_t step);

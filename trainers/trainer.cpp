@@ -1,7 +1,6 @@
 // The training loop (see trainer.h).
 #include "trainers/trainer.h"
 
-#include <csignal>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -16,34 +15,14 @@
 #include "trainers/ema.h"
 #include "trainers/grad_clip.h"
 #include "trainers/precision.h"
+#include "trainers/resume_check.h"
 #include "trainers/run_folder.h"
 #include "trainers/schedule.h"
 #include "trainers/sgd.h"
+#include "trainers/stop_signals.h"
 
 namespace moh {
 namespace {
-
-std::atomic<bool> g_stop_requested{false};
-
-extern "C" void on_stop_signal(int) { g_stop_requested.store(true); }
-
-// Installs SIGINT/SIGTERM handlers for the lifetime of a run, restoring the previous ones.
-class StopSignals {
- public:
-  StopSignals() {
-    g_stop_requested.store(false);
-    previous_int_ = std::signal(SIGINT, on_stop_signal);
-    previous_term_ = std::signal(SIGTERM, on_stop_signal);
-  }
-  ~StopSignals() {
-    std::signal(SIGINT, previous_int_);
-    std::signal(SIGTERM, previous_term_);
-  }
-
- private:
-  void (*previous_int_)(int) = SIG_DFL;
-  void (*previous_term_)(int) = SIG_DFL;
-};
 
 // total += value / accum in float64 on value's device (the same operations as on the host, so the
 // same bits): micro-batch losses are read back once per step, after every backward is queued.
@@ -135,6 +114,7 @@ struct Trainer::Impl {
   int64_t step = 0, total_steps = 0, batch = 0, accum = 0, micro = 0;
   double beta = 0, clip = 0;
   bool abort_on_nonfinite = true;
+  int64_t max_skipped_steps = 0, skipped_in_row = 0;  // train.nonfinite: skip_step
   std::map<std::string, double> last_eval;
   std::string last_checkpoint;
 
@@ -150,11 +130,13 @@ struct Trainer::Impl {
       throw ConfigError(str_cat(cfg.origin("train.grad_accum"), ": train.grad_accum ", accum,
                                 " must divide train.batch_size ", batch));
     dp = std::make_unique<DataParallel>(task.model(), cfg);
-    micro = per_rank_micro_batch(cfg, dp->world_size());
     total_steps = planned_steps(cfg, task.samples_per_epoch());
+    dp->check_same_job(cfg, total_steps);
+    micro = per_rank_micro_batch(cfg, dp->world_size());
     beta = cfg.get_float("moh.balance_loss");
     clip = cfg.get_float("train.grad_clip");
     abort_on_nonfinite = cfg.get_string("train.nonfinite") == "abort";
+    max_skipped_steps = cfg.get_int("train.max_skipped_steps");
     schedule = schedule_from_config(cfg, total_steps);
     optimizer = make_optimizer(cfg, task.model());
     dp->shard(*optimizer);
@@ -199,6 +181,7 @@ struct Trainer::Impl {
   }
 
   void restore(const std::string& path, const CheckpointData& d) {
+    check_resume_config(cfg, d.config_text, path, *log);
     task.model().load_state_dict(d.model);
     optimizer->load_state_dict(d.optimizer);
     if (ema) {
@@ -219,6 +202,7 @@ struct Trainer::Impl {
       gen->set_state(it->second.first, it->second.second);
     }
     step = d.step;
+    last_checkpoint = path;  // the state the run is in until it saves again
     log->info(str_cat("resumed from ", path, " at step ", step));
   }
 
@@ -238,9 +222,14 @@ struct Trainer::Impl {
     StopSignals signals;
     const auto resume = checkpoints->resolve_resume(cfg.get_string("train.resume"));
     for (const std::string& w : checkpoints->take_warnings()) log->warn(w);
+    if (resume) restore(resume->path, resume->data);  // checks the stored config before loading anything
+    if (step > total_steps) {
+      const char* key = cfg.has("train.steps") ? "train.steps" : "train.epochs";
+      throw ConfigError(str_cat(cfg.origin(key), ": ", key, " gives ", total_steps, " steps, but the checkpoint '",
+                                resume->path, "' is at step ", step, ": a resumed run can only go on"));
+    }
     // Written once the inputs are known good: a failed start leaves the previous config.yaml alone.
     if (dp->is_main()) write_file_atomically(run_dir + "/config.yaml", cfg.dump());
-    if (resume) restore(resume->path, resume->data);
     dp->broadcast_state(step);
     log->info(str_cat("training ", total_steps, " steps of ", batch, " samples (", accum, " x ", micro, ") in ",
                       run_dir, "; model has ", task.model().num_parameters(), " parameters; ", device, ", ",
@@ -288,7 +277,7 @@ struct Trainer::Impl {
       const bool overflow = scaler && !scaler->unscale_and_check(trained);
       // Every rank decides on the global loss, on a stop any rank was asked for and on an overflow
       // any rank found (sharded, each rank checks its own part of the gradients).
-      std::vector<double> global{step_loss, step_lb, g_stop_requested.load() ? 1.0 : 0.0, overflow ? 1.0 : 0.0};
+      std::vector<double> global{step_loss, step_lb, stop_requested() ? 1.0 : 0.0, overflow ? 1.0 : 0.0};
       dp->sum(global);
       step_loss = global[0] / dp->world_size();
       step_lb = global[1] / dp->world_size();
@@ -317,7 +306,14 @@ struct Trainer::Impl {
                      " (train.nonfinite: abort)");
           }
           log->warn(str_cat("step ", step, ": ", what, "; skipping the update (train.nonfinite: skip_step)"));
+          if (++skipped_in_row >= max_skipped_steps) {
+            save();  // skipped updates left the weights of the last good step
+            MOH_FAIL("step ", step, ": ", skipped_in_row, " updates in a row were skipped (train.max_skipped_steps = ",
+                     max_skipped_steps, "), the last because ", what,
+                     ": the run diverged (a smaller optim.lr?); saved the last good state to ", last_checkpoint);
+          }
         } else {
+          skipped_in_row = 0;
           optimizer->step();
           dp->finish_step();
           optimizer->zero_grad();
@@ -396,7 +392,7 @@ TrainResult Trainer::run() {
     throw;
   }
 }
-void Trainer::request_stop() { g_stop_requested.store(true); }
+void Trainer::request_stop() { moh::request_stop(); }
 
 config::Schema training_schema(const std::string& family) {
   config::Schema schema = config::common_schema();

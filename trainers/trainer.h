@@ -3,10 +3,12 @@
 // layers' balance losses), clips the global gradient norm, applies the non-finite policy, sets the
 // scheduled learning rate and steps the optimizer; it logs metrics every train.log_every steps,
 // evaluates every eval.every, checkpoints every checkpoint.every (atomically, with everything needed
-// to resume bit for bit on CPU, and on CUDA with deterministic: true), resumes per train.resume, and
-// on SIGINT/SIGTERM saves a checkpoint and returns cleanly. A skipped update (an fp16 loss-scale
-// overflow, or train.nonfinite: skip_step) still counts as a step: the schedule, evaluation and
-// checkpoints go on. Device and precision (trainers/precision.h): the task places its model and
+// to resume bit for bit on CPU, and on CUDA with deterministic: true), resumes per train.resume
+// (checking the stored config: trainers/resume_check.h), and on SIGINT/SIGTERM/SIGUSR1 saves a
+// checkpoint and returns cleanly (a second SIGINT ends the process at once, status 130). A skipped
+// update (an fp16 loss-scale overflow, or train.nonfinite: skip_step) still counts as a step: the
+// schedule, evaluation and checkpoints go on; skip_step gives up after train.max_skipped_steps
+// skipped updates in a row. Data-parallel ranks first prove they run the same job (same_job.h). Device and precision (trainers/precision.h): the task places its model and
 // batches on training_device(cfg); the optimizer state follows the parameters, checkpoints hold CPU
 // copies, and the numerics switches hold for the trainer's lifetime.
 #pragma once
@@ -28,7 +30,7 @@ struct TrainResult {
   int64_t step = 0;              // optimizer steps completed (including resumed ones)
   bool interrupted = false;      // stopped by SIGINT/SIGTERM after saving a checkpoint
   std::map<std::string, double> eval;  // the last evaluation's metrics
-  std::string checkpoint;        // path of the last checkpoint written ("" if none)
+  std::string checkpoint;        // the last checkpoint written, else the one resumed from ("" if neither)
   std::string run_dir;
 };
 

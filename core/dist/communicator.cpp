@@ -13,7 +13,7 @@ const char* reduce_op_name(ReduceOp op) { return op == ReduceOp::Sum ? "sum" : "
 Buffer Buffer::of(const Tensor& t, const char* what) {
   MOH_CHECK(t.defined(), what, ": undefined tensor");
   MOH_CHECK(t.is_contiguous(), what, ": needs a contiguous tensor, got ", describe(t));
-  return {t.raw_data(), t.numel(), t.dtype(), t.device()};
+  return {t.raw_data(), t.numel(), t.dtype(), t.device(), t.storage()};
 }
 
 void Communicator::set_timeout(double seconds) {

@@ -5,7 +5,11 @@
 // deadline (timeout_s): a collective that does not complete in time fails on every rank that waits
 // in it with a DistError naming this rank, the collective (#seq, name, label) and, where knowable,
 // the ranks that did not arrive. After a failure the communicator is broken: later calls fail at once.
-// Buffers are contiguous blocks the caller keeps alive until the Work completes.
+// A Buffer made from a tensor (Buffer::of) keeps the tensor's storage alive for as long as the
+// backend may still read or write it, so a caller that unwinds (an exception) while its Work is
+// pending never leaves a collective over freed memory; a raw Buffer (no owner) must outlive its
+// Work. A collective that failed while in flight (a timeout) keeps its buffers until the process
+// ends: its peers may still write into them.
 #pragma once
 
 #include <cstdint>
@@ -28,12 +32,14 @@ class DistError : public Error {
 enum class ReduceOp { Sum, Avg };
 const char* reduce_op_name(ReduceOp op);
 
-// `count` elements of `dtype` at `data` in the memory of `device`.
+// `count` elements of `dtype` at `data` in the memory of `device`; `owner`, when set, is what keeps
+// that memory alive (a tensor's storage).
 struct Buffer {
   void* data = nullptr;
   int64_t count = 0;
   DType dtype = DType::Float32;
   Device device;
+  std::shared_ptr<const void> owner = nullptr;
 
   // The whole of a contiguous tensor (throws naming `what` otherwise).
   static Buffer of(const Tensor& t, const char* what);

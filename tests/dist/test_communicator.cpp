@@ -4,6 +4,8 @@
 // argument checks (non-contiguous tensors, wrong sizes, devices, roots, dtypes).
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
 #include <vector>
 
 #include "core/dist/world.h"
@@ -102,6 +104,28 @@ TEST_F(Collectives, ManyInFlightCompleteInIssueOrder) {
       want[i] = acc;
     }
     EXPECT_EQ(bufs[size_t(b)].to_vector<double>(), want) << "bucket " << b;
+  }
+}
+
+// Rank 0 drops its tensor and the Work of a pending all_reduce, as an exception unwinding would;
+// rank 1 joins later. The collective must not write into memory the process has reused meanwhile
+// (the next tensor of the same size gets the freed block unless the collective still holds it).
+TEST_F(Collectives, ATensorDroppedWhileItsCollectiveIsPendingIsNotWrittenAfterwards) {
+  const int64_t n = 128;
+  if (rank == 0) {
+    {
+      Tensor t = contribution(rank, n, DType::Float32);
+      comm.all_reduce(Buffer::of(t, "t"), ReduceOp::Sum, "dropped");
+    }
+    Tensor fresh = full({n}, -7.0);
+    comm.barrier("after the dropped all_reduce")->wait();
+    EXPECT_EQ(fresh.to_vector<double>(), std::vector<double>(size_t(n), -7.0));
+  } else {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    Tensor t = contribution(rank, n, DType::Float32);
+    all_reduce(comm, t, ReduceOp::Sum, "dropped");
+    comm.barrier("after the dropped all_reduce")->wait();
+    EXPECT_EQ(t.to_vector<double>(), expected_sum<float>(size, n));
   }
 }
 

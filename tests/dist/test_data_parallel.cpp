@@ -3,7 +3,8 @@
 // each rank's input), also with several buckets, gradient accumulation and a parameter that only
 // some ranks' backward reaches; broadcast_state copies rank 0's weights and rejects ranks at
 // different steps. Sharded (ZeRO-1), clipped AdamW steps equal one whole optimizer stepping on the
-// average gradient, and the gathered optimizer state equals its state.
+// average gradient, and the gathered optimizer state equals its state. check_same_job stops ranks
+// whose configs or step counts differ, naming the difference on rank 0.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -15,6 +16,7 @@
 #include "tests/test_util.h"
 #include "trainers/adamw.h"
 #include "trainers/data_parallel.h"
+#include "trainers/trainer.h"
 
 namespace moh {
 namespace {
@@ -170,6 +172,32 @@ TEST(DataParallel, BroadcastStateCopiesRankZeroAndChecksTheStep) {
   if (comm.size() > 1)
     test::expect_error([&] { dp.broadcast_state(comm.rank() == 1 ? 4 : 5); },
                        {"rank 1 is at step 4 but rank 0 at step 5", "same checkpoint"});
+}
+
+// The start-up agreement (trainers/same_job.h), collectively on every rank: equal jobs pass (and
+// `threads` may differ); another key or another step count throws a ConfigError on every rank,
+// rank 0's naming the key with both values, or both step counts.
+TEST(DataParallel, CheckSameJobNamesTheFirstDifferenceOnRankZero) {
+  dist::Communicator& comm = dist::world();
+  const int rank = comm.rank();
+  const std::string yaml = "task: synthetic\nrun: {name: same}\ntrain: {steps: 10}\n";
+  auto config = [&](std::vector<std::string> overrides) {
+    return Config::parse(yaml, training_schema("synthetic"), "test", overrides);
+  };
+  Net net(7);
+  DataParallel dp(net, comm, {});
+  dp.check_same_job(config({"threads=" + std::to_string(rank + 1)}), 10);
+  if (comm.size() == 1) return;
+  const std::vector<std::string> on_rank1 = {"rank 1 stops: the ranks do not run the same job"};
+  test::expect_error<ConfigError>(
+      [&] { dp.check_same_job(config({rank == 1 ? "optim.lr=0.02" : "optim.lr=0.01", "data.classes=3"}), 10); },
+      rank == 0 ? std::vector<std::string>{"the ranks do not run the same job: optim.lr is 0.01 on rank 0 but 0.02 "
+                                           "on rank 1; rank 1 differs from rank 0"}
+                : on_rank1);
+  test::expect_error<ConfigError>(
+      [&] { dp.check_same_job(config({}), 10 + rank); },
+      rank == 0 ? std::vector<std::string>{"rank 0 trains 10 steps but rank 1 trains 11 with the same config"}
+                : on_rank1);
 }
 
 }  // namespace

@@ -4,7 +4,8 @@
 // with global balance statistics), also with the optimizer state sharded (ZeRO-1); a checkpoint of
 // either world size (sharded or not) resumes on the other and continues identically; rank 0 alone
 // writes the run folder and the eval predictions; killing a rank ends the job non-zero, naming the
-// rank, within the timeout.
+// rank, within the timeout; ranks launched with different configs stop before training (exit 2);
+// a stop signal through mpirun (SIGUSR1) or scripts/launch.sh (SIGTERM) ends the job with exit 0.
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -196,18 +197,99 @@ TEST_F(DistTrain, VitDenseAndMohMatchOneProcess) {
   expect_same_weights(checkpoint("moh_one", 20), checkpoint("moh_two", 20));
 }
 
+// Ranks launched with different configs (an MPMD launch with other overrides per rank) stop
+// together before training, exit 2, rank 0 naming the first differing key with both values;
+// `threads` may differ. (Different step counts used to corrupt memory through collectives that
+// did not match; a different learning rate trained diverging replicas and exited 0.)
+TEST_F(DistTrain, RanksWithDifferentConfigsStopNamingTheFirstDifference) {
+  MOH_SKIP_UNLESS_MPIRUN();
+  const std::string cli = MOH_TEST_PATH(MOH_CLI_PATH) + " train " + path("syn.yaml") +
+                          " run.name=mixed train.log_every=10 distributed.timeout_s=10 ";
+  const Outcome steps = run_command(mpirun(1) + cli + "train.steps=5 : -np 1 " + cli + "train.steps=7");
+  EXPECT_EQ(steps.status, 2) << steps.output;
+  EXPECT_NE(steps.output.find("the ranks do not run the same job: train.steps is 5 on rank 0 but 7 on rank 1; "
+                              "rank 1 differs from rank 0"),
+            std::string::npos)
+      << steps.output;
+  const Outcome lr = run_command(mpirun(1) + cli + "threads=1 : -np 1 " + cli + "threads=2 optim.lr=0.02");
+  EXPECT_EQ(lr.status, 2) << lr.output;
+  EXPECT_NE(lr.output.find("optim.lr is 0.01 on rank 0 but 0.02 on rank 1; rank 1 differs"), std::string::npos)
+      << lr.output;
+  EXPECT_FALSE(fs::exists(run("mixed") / "checkpoints") && !fs::is_empty(run("mixed") / "checkpoints"));
+}
+
+// A job started in the background with its output in `out` (the shell execs the command, so the
+// pid is the command's own), and its exit status within `seconds` (-1: killed by a signal; the
+// test fails and the job is killed when it takes longer).
+pid_t start_job(const std::string& command, const fs::path& out) {
+  const pid_t job = fork();
+  if (job == 0) {
+    execl("/bin/sh", "sh", "-c", ("exec " + command + " > " + out.string() + " 2>&1").c_str(), nullptr);
+    _exit(127);
+  }
+  return job;
+}
+
+int finish_job(pid_t job, int seconds) {
+  const auto start = std::chrono::steady_clock::now();
+  int status = 0;
+  while (waitpid(job, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() - start > std::chrono::seconds(seconds)) {
+      kill(job, SIGKILL);
+      waitpid(job, &status, 0);
+      ADD_FAILURE() << "the job ran longer than " << seconds << " s";
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string file_text(const fs::path& file) {
+  std::ifstream in(file);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+// A graceful stop of a whole job: mpirun ends a job on its own SIGTERM (exit 1, ranks SIGKILLed a
+// second later) but forwards SIGUSR1, a stop request to every rank; scripts/launch.sh turns its
+// SIGTERM into that. Either way every rank stops at the same step, rank 0 saves a checkpoint and
+// the job exits 0.
+TEST_F(DistTrain, StopSignalToTheLauncherStopsEveryRankAndExitsZero) {
+  MOH_SKIP_UNLESS_MPIRUN();
+  const std::string mpirun_path = MOH_TEST_PATH(MOH_MPIRUN);
+  const std::string args = " " + path("syn.yaml") + " train.steps=1000000 checkpoint.every=0 ";
+  const std::string launch = "env PATH=" + mpirun_path.substr(0, mpirun_path.find_last_of('/')) +
+                             ":$PATH MOH_BIN=" + MOH_TEST_PATH(MOH_CLI_PATH) + " MPIRUN_ARGS=--oversubscribe " +
+                             MOH_TEST_PATH(MOH_SOURCE_DIR) + "/scripts/launch.sh -n 2 -t 1";
+  struct Launcher {
+    std::string name, command;
+    int signal;
+  };
+  for (const Launcher& l : {Launcher{"usr1", mpirun(2) + MOH_TEST_PATH(MOH_CLI_PATH) + " train" + args + "run.name=usr1",
+                                     SIGUSR1},
+                            Launcher{"term", launch + args + "run.name=term", SIGTERM}}) {
+    const std::string& name = l.name;
+    const fs::path out = dir_ / (name + ".out");
+    const pid_t job = start_job(l.command, out);
+    ASSERT_GT(job, 0);
+    for (int i = 0; i < 600 && losses(run(name)).empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ASSERT_FALSE(losses(run(name)).empty()) << "training did not start: " << file_text(out);
+    kill(job, l.signal);
+    EXPECT_EQ(finish_job(job, 60), 0) << name << ":\n" << file_text(out);
+    const std::string text = file_text(out);
+    EXPECT_NE(text.find("stop requested at step"), std::string::npos) << text;
+    EXPECT_NE(text.find("\"interrupted\":true"), std::string::npos) << text;
+  }
+}
+
 // Rank 1 of a running `moh train` is killed: the job ends non-zero, naming rank 1, in time.
 TEST_F(DistTrain, KillingARankEndsTheRunNamingIt) {
   MOH_SKIP_UNLESS_MPIRUN();
   const fs::path out = dir_ / "job.out";
   const std::string cli = MOH_TEST_PATH(MOH_CLI_PATH) + " train " + path("syn.yaml") +
                           " run.name=killed train.steps=1000000 checkpoint.every=0 distributed.timeout_s=20";
-  const pid_t job = fork();
+  const pid_t job = start_job(mpirun(2) + cli, out);
   ASSERT_GE(job, 0);
-  if (job == 0) {
-    execl("/bin/sh", "sh", "-c", (mpirun(2) + cli + " > " + out.string() + " 2>&1").c_str(), nullptr);
-    _exit(127);
-  }
   // Rank 1 is the moh process whose environment says so and whose command line names this run.
   auto find_rank1 = [&]() -> pid_t {
     for (const auto& entry : fs::directory_iterator("/proc")) {
@@ -230,18 +312,8 @@ TEST_F(DistTrain, KillingARankEndsTheRunNamingIt) {
   }
   ASSERT_GT(victim, 0) << "rank 1 never started";
   ASSERT_EQ(kill(victim, SIGKILL), 0);
-  const auto killed = std::chrono::steady_clock::now();
-  int status = 0;
-  while (waitpid(job, &status, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() - killed > std::chrono::seconds(40)) {
-      kill(job, SIGKILL);
-      FAIL() << "the job outlived the 20 s timeout by far";
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  EXPECT_FALSE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  std::ifstream in(out);
-  const std::string text((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(finish_job(job, 40), 0) << "the job must end non-zero, well within 40 s (the timeout is 20 s)";
+  const std::string text = file_text(out);
   EXPECT_NE(text.find("rank 1"), std::string::npos) << text;
 }
 

@@ -1,5 +1,6 @@
 // The `moh` executable's contract: commands, help, exit codes (0 ok, 2 usage/config, 1 runtime),
-// train -> eval on the synthetic task with the JSON last lines, and readable config errors.
+// train -> eval on the synthetic task with the JSON last lines, and readable config errors; Ctrl-C
+// checkpoints and exits 0, a second Ctrl-C exits 130 at once.
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -103,6 +104,48 @@ TEST_F(Cli, SigintSavesACheckpointAndExitsCleanly) {
   const int64_t step = nlohmann::json::parse(eval.last_line())["step"];
   EXPECT_GT(step, 0);
   EXPECT_LT(step, 100000000);
+}
+
+// A second Ctrl-C during a long step (2 s here: 8 micro-batches of a wide MLP) exits at once with
+// status 130 and writes no checkpoint; the first one is acknowledged on stderr.
+TEST_F(Cli, SecondSigintExitsAtOnceWithoutACheckpoint) {
+  const fs::path run = dir_ / "runs" / "cli", out = dir_ / "train.out";
+  const std::string cli = MOH_TEST_PATH(MOH_CLI_PATH), cfg = config();
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    freopen(out.c_str(), "w", stdout);
+    freopen(out.c_str(), "a", stderr);
+    execl(cli.c_str(), "moh", "train", cfg.c_str(), "train.steps=1000", "checkpoint.every=0", "eval.every=0",
+          "train.log_every=1", "train.batch_size=8192", "train.grad_accum=8", "data.train_size=8192",
+          "data.features=1024", "model.hidden=2048", "threads=1", nullptr);
+    _exit(127);
+  }
+  auto output = [&] {
+    std::ifstream in(out);
+    return std::string((std::istreambuf_iterator<char>(in)), {});
+  };
+  auto wait_for = [&](const std::string& phrase, int seconds) {
+    const auto start = std::chrono::steady_clock::now();
+    while (output().find(phrase) == std::string::npos) {
+      if (std::chrono::steady_clock::now() - start > std::chrono::seconds(seconds)) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    return true;
+  };
+  // Right after a step ends the next one has just begun: both interrupts land inside it.
+  ASSERT_TRUE(wait_for("step 1/1000", 60)) << output();
+  kill(pid, SIGINT);
+  ASSERT_TRUE(wait_for("interrupt again to exit at once", 10)) << output();
+  const auto second = std::chrono::steady_clock::now();
+  kill(pid, SIGINT);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - second, std::chrono::seconds(1)) << "the second interrupt must not wait";
+  ASSERT_TRUE(WIFEXITED(status)) << output();
+  EXPECT_EQ(WEXITSTATUS(status), 130) << output();
+  EXPECT_NE(output().find("second interrupt: exiting now without a checkpoint"), std::string::npos) << output();
+  EXPECT_FALSE(fs::exists(run / "checkpoints") && !fs::is_empty(run / "checkpoints")) << output();
 }
 
 TEST_F(Cli, RuntimeFailuresExitOne) {

@@ -107,6 +107,17 @@ TEST_F(RunFolderTest, ABadResumePathLeavesTheRunsConfigAlone) {
   EXPECT_NE(test::read_text(run_dir() / "train.log").find("step_00000099.h5' does not exist"), std::string::npos);
 }
 
+TEST_F(RunFolderTest, AResumePastTheRunsEndIsRefusedAndAFinishedRunReportsItsCheckpoint) {
+  train({"train.steps=20"});
+  const std::string old_config = test::read_text(run_dir() / "config.yaml");
+  test::expect_error<ConfigError>([&] { train({"train.steps=10", "train.resume=auto"}); },
+                                  {"train.steps gives 10 steps", "is at step 20"});
+  EXPECT_EQ(test::read_text(run_dir() / "config.yaml"), old_config);
+  const TrainResult again = train({"train.steps=20", "train.resume=auto"});  // nothing left to do
+  EXPECT_EQ(again.step, 20);
+  EXPECT_EQ(again.checkpoint, (run_dir() / "checkpoints" / "step_00000020.h5").string());
+}
+
 TEST_F(RunFolderTest, ALockedCheckpointIsAnErrorNotASilentFallbackToAnOlderOne) {
   train({"train.steps=20"});
   const std::string newest = (run_dir() / "checkpoints" / "step_00000020.h5").string();

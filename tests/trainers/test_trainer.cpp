@@ -1,6 +1,7 @@
 // The training engine end to end on the synthetic task: it learns, writes the run folder and
 // metrics, resumes bit for bit after a crash, stops cleanly on request, applies the non-finite
-// policy, and gradient accumulation matches one large batch.
+// policy (skip_step giving up after train.max_skipped_steps in a row), compares a resumed config
+// with the checkpoint's, and gradient accumulation matches one large batch.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -119,6 +120,59 @@ TEST_F(TrainerRun, NonFiniteLossIsSkippedOrAbortsWithTheLastGoodState) {
     CheckpointManager manager((tmp / "runs" / "smoke" / "checkpoints").string(), 0);
     ASSERT_TRUE(manager.latest_valid().has_value());
     EXPECT_EQ(load_checkpoint(*manager.latest_valid()).step, 3);
+  }
+}
+
+// skip_step gives up after train.max_skipped_steps skipped updates in a row (a diverged run), with
+// the last good state saved; a good step in between starts the count anew.
+TEST_F(TrainerRun, SkipStepStopsAfterTooManySkippedUpdatesInARow) {
+  const fs::path tmp = folder("diverged");
+  Config cfg = synthetic_config(tmp, {"train.nonfinite=skip_step", "train.max_skipped_steps=3", "train.steps=20"});
+  using F = FaultyTask::Fault;
+  // Micro-batch n is step n - 1: steps 4 and 6, 7 are skipped alone or in pairs, then 9, 10, 11 in a row.
+  FaultyTask task(make_task(cfg),
+                  {{5, F::NanLoss}, {7, F::NanLoss}, {8, F::NanLoss}, {10, F::NanLoss}, {11, F::NanLoss}, {12, F::NanLoss}});
+  try {
+    Trainer(cfg, task).run();
+    FAIL() << "expected the run to stop";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("step 11: 3 updates in a row were skipped (train.max_skipped_steps = 3)"), std::string::npos)
+        << what;
+    EXPECT_NE(what.find("the last because the loss is"), std::string::npos) << what;
+  }
+  CheckpointManager manager((tmp / "runs" / "smoke" / "checkpoints").string(), 0);
+  ASSERT_TRUE(manager.latest_valid().has_value());
+  EXPECT_EQ(load_checkpoint(*manager.latest_valid()).step, 11);
+  EXPECT_EQ(train_losses(tmp / "runs" / "smoke").size(), 6u);  // steps 0..11, six of them skipped
+}
+
+// A resume compares the config with the checkpoint's: every change is a warning in train.log, a
+// change of the model is refused naming the key (a ConfigError: exit 2 from the CLI).
+TEST_F(TrainerRun, ResumeReportsConfigChangesAndRefusesAnotherModel) {
+  const fs::path tmp = folder("run");
+  const fs::path run_dir = tmp / "runs" / "smoke";
+  Config first = synthetic_config(tmp, {"train.steps=10"});
+  auto t1 = make_task(first);
+  Trainer(first, *t1).run();
+
+  Config longer = synthetic_config(tmp, {"train.resume=auto", "train.steps=20", "optim.lr=0.02"});
+  auto t2 = make_task(longer);
+  EXPECT_EQ(Trainer(longer, *t2).run().step, 20);
+  std::ifstream in(run_dir / "train.log");
+  const std::string log((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(log.find("resume: optim.lr differs from the checkpoint's config: 0.01 -> 0.02"), std::string::npos) << log;
+  EXPECT_NE(log.find("resume: train.steps differs from the checkpoint's config: 10 -> 20"), std::string::npos) << log;
+  EXPECT_EQ(log.find("resume: train.resume"), std::string::npos) << log;
+
+  Config wider = synthetic_config(tmp, {"train.resume=auto", "train.steps=30", "optim.lr=0.02", "model.hidden=32"});
+  auto t3 = make_task(wider);
+  try {
+    Trainer(wider, *t3).run();
+    FAIL() << "expected the resume to be refused";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("model.hidden 64 -> 32"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("step_00000020.h5"), std::string::npos) << e.what();
   }
 }
 

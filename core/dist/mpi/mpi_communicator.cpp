@@ -4,6 +4,11 @@
 // nothing waits forever. On a timeout the thread tells every peer, on a separate communicator,
 // which collective it waits in, collects the same from the peers for a short grace period and
 // reports who did not arrive. bf16/fp16 reduce through user ops that accumulate in float.
+// Memory: each queued or running collective holds its buffers' owners (communicator.h), so a
+// caller may drop its tensors and Work at any time; a collective that failed in flight is kept
+// (with its buffers) until the process ends, because MPI cannot cancel a collective request and a
+// peer may still write into them. After a failure, or once the process marked the job failed,
+// queued collectives are not posted and a running one is abandoned, so the abort comes at once.
 #include <mpi.h>
 
 #include <unistd.h>
@@ -270,8 +275,9 @@ class MpiCommunicator final : public Communicator {
         op = std::move(queue_.front());
         queue_.pop_front();
       }
-      if (!broken_.empty()) {
-        op.work->complete(str_cat(where_, ": collective ", op.what, " not run: an earlier collective failed: ", broken_));
+      if (!broken_.empty() || g_failed.load()) {
+        op.work->complete(str_cat(where_, ": collective ", op.what, " not run: ",
+                                  broken_.empty() ? "the job is being aborted" : "an earlier collective failed: " + broken_));
         continue;
       }
       try {
@@ -279,7 +285,9 @@ class MpiCommunicator final : public Communicator {
         op.work->complete("");
       } catch (const std::exception& e) {
         broken_ = e.what();
-        op.work->complete(broken_);
+        const std::shared_ptr<MpiWork> work = op.work;
+        stranded_.push_back(std::move(op));  // its request may still be in flight over its buffers
+        work->complete(broken_);
       }
     }
   }
@@ -306,6 +314,8 @@ class MpiCommunicator final : public Communicator {
       if (flag) break;
       const Clock::time_point now = Clock::now();
       if (now > deadline) throw DistError(timeout_report(op, seconds_between(start, now)));
+      if (g_failed.load())
+        throw DistError(str_cat(where_, ": collective ", op.what, " abandoned: the job is being aborted"));
       const bool caller_blocked = g_blocked_waiters.load() > 0 && now - start < std::chrono::seconds(1);
       if (polls > 64 && !caller_blocked) {
         pause = std::min(std::chrono::microseconds(200), pause + std::chrono::microseconds(5));
@@ -378,6 +388,7 @@ class MpiCommunicator final : public Communicator {
   int64_t next_seq_ = 0;
   bool stopping_ = false;
   std::string broken_;  // progress thread only
+  std::vector<Op> stranded_;  // progress thread only: failed in flight, never freed before the abort
   std::atomic<double> busy_s_{0};  // written by the progress thread only
   std::thread thread_;
 };
