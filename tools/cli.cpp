@@ -15,6 +15,7 @@
 #include "trainers/checkpoint.h"
 #include "trainers/config.h"
 #include "trainers/run_folder.h"
+#include "trainers/stop_signals.h"
 #include "trainers/task.h"
 #include "trainers/trainer.h"
 
@@ -98,6 +99,7 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
 }
 
 int train(const Invocation& inv) {
+  StopSignals signals;  // from the start: a SIGTERM while the task loads its data stops the run, not the process
   Config cfg = load_config(inv.target, inv.overrides);
   std::unique_ptr<Task> task = task_family(cfg.get_string("task")).create(cfg);
   Trainer trainer(cfg, *task);

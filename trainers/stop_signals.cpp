@@ -15,6 +15,7 @@ constexpr int kSignals[] = {SIGINT, SIGTERM, SIGUSR1};
 static_assert(std::size(kSignals) == 3, "StopSignals::previous_ holds one handler per signal");
 
 std::atomic<bool> g_stop_requested{false};
+std::atomic<int> g_alive{0};  // StopSignals objects alive (they nest)
 
 void write_stderr(const char* text) {
   for (size_t n = std::strlen(text); n > 0;) {
@@ -39,12 +40,13 @@ extern "C" void on_stop_signal(int signal) {
 }  // namespace
 
 StopSignals::StopSignals() {
-  g_stop_requested.store(false);
+  if (g_alive.fetch_add(1) == 0) g_stop_requested.store(false);
   for (size_t i = 0; i < std::size(kSignals); ++i) previous_[i] = std::signal(kSignals[i], on_stop_signal);
 }
 
 StopSignals::~StopSignals() {
   for (size_t i = 0; i < std::size(kSignals); ++i) std::signal(kSignals[i], previous_[i]);
+  g_alive.fetch_sub(1);
 }
 
 bool stop_requested() { return g_stop_requested.load(); }

@@ -17,6 +17,7 @@
 #include "tests/trainers/synthetic_run.h"
 #include "trainers/checkpoint.h"
 #include "trainers/run_folder.h"
+#include "trainers/stop_signals.h"
 #include "trainers/trainer.h"
 
 namespace moh {
@@ -116,6 +117,19 @@ TEST_F(RunFolderTest, AResumePastTheRunsEndIsRefusedAndAFinishedRunReportsItsChe
   const TrainResult again = train({"train.steps=20", "train.resume=auto"});  // nothing left to do
   EXPECT_EQ(again.step, 20);
   EXPECT_EQ(again.checkpoint, (run_dir() / "checkpoints" / "step_00000020.h5").string());
+}
+
+// `moh train` installs the stop handlers before the task loads its data; a stop asked for then is kept
+// by the trainer's own (nested) handlers and honoured after the first step.
+TEST_F(RunFolderTest, AStopRequestedBeforeTheRunStartsIsHonouredAfterItsFirstStep) {
+  StopSignals outer;
+  Config cfg = synthetic_config(dir_, {"train.steps=20"});
+  auto task = test::make_synthetic_task(cfg);
+  Trainer::request_stop();
+  const TrainResult r = Trainer(cfg, *task).run();
+  EXPECT_TRUE(r.interrupted);
+  EXPECT_EQ(r.step, 1);
+  EXPECT_EQ(load_checkpoint(r.checkpoint).step, 1);
 }
 
 TEST_F(RunFolderTest, ALockedCheckpointIsAnErrorNotASilentFallbackToAnOlderOne) {
