@@ -2,7 +2,9 @@
 # Installs every Debian package that moh's build, tests and default run need. Idempotent: when all
 # packages are present it only checks and returns. `--reference` also installs python3-torch and
 # numpy, needed only to regenerate the golden fixtures in tests/reference/ (they are committed) and for
-# scripts/bench_vs_torch.sh; `--plot` adds python3-matplotlib for scripts/reproduce_vit.sh.
+# scripts/bench_vs_torch.sh, plus node/npm and npm's `tiktoken` (pinned by tests/reference/node/
+# package-lock.json, installed into tests/reference/node/node_modules) for the tokenizer fixtures
+# (tests/reference/make_text_fixtures.js) and bench/text; `--plot` adds python3-matplotlib for scripts/reproduce_vit.sh.
 # The CUDA toolkit is optional and not a Debian package here: /usr/local/cuda/bin/nvcc is used when present.
 set -euo pipefail
 
@@ -17,9 +19,11 @@ packages=(
   libjpeg62-turbo-dev libpng-dev  # JPEG/PNG decoding for ImageNet-style image folders (data/image_decode)
   openmpi-bin libopenmpi-dev  # MPI: multi-process data-parallel training (core/dist, scripts/launch.sh, mpirun tests)
   dataset-fashion-mnist       # Fashion-MNIST IDX files in /usr/share/datasets/fashion-mnist (ViT runs)
+  libpcre2-dev                # tokenizer split patterns (data/text/split_pattern)
+  bible-kjv                   # the King James Bible, the default text corpus (scripts/prepare_kjv.sh)
 )
 case "${1:-}" in
-  --reference) packages+=(python3-torch python3-numpy) ;;  # regenerate fixtures, bench_vs_torch.sh
+  --reference) packages+=(python3-torch python3-numpy nodejs npm) ;;  # regenerate fixtures, bench_vs_torch.sh
   --plot) packages+=(python3-matplotlib) ;;                # reproduce_vit.sh's accuracy plot
   "") ;;
   *) echo "setup.sh: unknown option '$1' (use --reference or --plot)" >&2; exit 2 ;;
@@ -38,4 +42,9 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 else
   echo "setup: all ${#packages[@]} packages present"
+fi
+
+if [[ ${1:-} == --reference ]]; then
+  # The reference tokenizer, at the version the committed fixtures were made with.
+  npm ci --no-audit --no-fund --prefix "$(dirname "$0")/../tests/reference/node"
 fi
