@@ -139,7 +139,6 @@ TokenShard::~TokenShard() {
 void TokenShard::copy(int64_t begin, int64_t count, std::vector<TokenId>& out) const {
   MOH_CHECK(begin >= 0 && count >= 0 && begin + count <= size(), "'", path_, "': tokens [", begin, ", ",
             begin + count, ") are outside its ", size(), " tokens");
-  out.reserve(out.size() + size_t(count));
   for (int64_t i = begin; i < begin + count; ++i) out.push_back((*this)[i]);
 }
 
