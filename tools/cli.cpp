@@ -18,6 +18,7 @@
 #include "trainers/stop_signals.h"
 #include "trainers/task.h"
 #include "trainers/trainer.h"
+#include "tools/text_cli.h"
 
 namespace moh {
 namespace {
@@ -33,6 +34,8 @@ const char* kUsage =
     "  moh train CONFIG.yaml [key=value ...]      train a model (overrides use the config's dotted keys)\n"
     "  moh eval RUN_DIR|CHECKPOINT [key=value ...] evaluate a checkpoint; prints one JSON object last\n"
     "  moh config CONFIG.yaml [key=value ...]     print the fully resolved config with defaults\n"
+    "  moh tokenize --tokenizer FILE --out DIR ... encode text documents into llm.c token shards\n"
+    "  moh tokenizer encode|decode|info ...        text <-> token ids on stdin/stdout\n"
     "  moh COMMAND --help                         help for one command\n";
 
 void print_help(const std::string& command) {
@@ -142,6 +145,7 @@ int run_cli(int argc, char** argv) {
   // makes writes fail with EFBIG, reported like a full disk, instead of killing the process.
   std::signal(SIGPIPE, SIG_IGN);
   std::signal(SIGXFSZ, SIG_IGN);
+  if (argc >= 2 && is_text_command(argv[1])) return run_text_command(argc, argv);  // tools/text_cli.cpp
   try {
     Invocation inv = parse_args(argc, argv);
     if (inv.help) {

@@ -1,0 +1,217 @@
+// `moh tokenize` and `moh tokenizer` (see text_cli.h).
+#include "tools/text_cli.h"
+
+#include <unistd.h>
+
+#include <charconv>
+#include <cstdio>
+#include <iostream>
+#include <iterator>
+#include <map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "data/text/corpus_tokenizer.h"
+#include "data/text/tokenizer.h"
+
+namespace moh {
+namespace {
+
+constexpr int kOk = 0, kRuntimeError = 1, kUsageError = 2;
+
+struct TextUsageError : Error {
+  using Error::Error;
+};
+
+const char* kTokenizeHelp =
+    "usage: moh tokenize --tokenizer FILE --out DIR [--val-fraction F] [--threads N] [--shard-tokens N] FILES|DIRS|-\n"
+    "Encodes documents (each file is one; folders give their files in name order; - is stdin) into llm.c\n"
+    "token shards DIR/train_000000.bin, ... and DIR/val_000000.bin, ... (the last F of the documents), each\n"
+    "document preceded by the end-of-text token, plus DIR/meta.json. --threads workers (default 1) encode\n"
+    "documents in parallel; --shard-tokens (default 100000000) caps a shard. Progress goes to stderr,\n"
+    "one JSON summary line to stdout. See docs/text.md.\n";
+
+const char* kTokenizerHelp =
+    "usage: moh tokenizer encode|decode|info --tokenizer FILE [--whole] [--allow-special]\n"
+    "  encode: text on stdin -> one line of space-separated ids per input line (the newline not encoded);\n"
+    "          --whole encodes all of stdin as one document into one line; --allow-special turns special\n"
+    "          tokens written in the text (<|endoftext|>) into their ids, otherwise they are ordinary text\n"
+    "  decode: lines of space-separated ids on stdin -> their text, one line each (--whole: no newlines added)\n"
+    "  info:   the tokenizer's kind, vocabulary size and special tokens, as JSON\n"
+    "FILE is a tiktoken ranks file (.tiktoken, optionally .gz), recognised by content. See docs/text.md.\n";
+
+// --key value options and positional arguments; `flags` take no value.
+struct Args {
+  std::map<std::string, std::string> options;
+  std::vector<std::string> positional;
+  bool help = false;
+};
+
+Args parse(int argc, char** argv, int first, const std::vector<std::string>& valued,
+           const std::vector<std::string>& flags) {
+  Args args;
+  for (int i = first; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      args.help = true;
+    } else if (std::find(flags.begin(), flags.end(), arg) != flags.end()) {
+      args.options[arg] = "1";
+    } else if (std::find(valued.begin(), valued.end(), arg) != valued.end()) {
+      if (i + 1 >= argc) throw TextUsageError(str_cat(arg, " needs a value"));
+      args.options[arg] = argv[++i];
+    } else if (arg.size() > 1 && arg[0] == '-' && arg != "-") {
+      throw TextUsageError(str_cat("unknown option '", arg, "'"));
+    } else {
+      args.positional.push_back(arg);
+    }
+  }
+  return args;
+}
+
+template <class T>
+T number(const Args& args, const std::string& key, T fallback) {
+  const auto it = args.options.find(key);
+  if (it == args.options.end()) return fallback;
+  T value{};
+  const std::string& s = it->second;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec != std::errc() || end != s.data() + s.size())
+    throw TextUsageError(str_cat(key, " must be a number, got '", s, "'"));
+  return value;
+}
+
+std::string required(const Args& args, const std::string& key, const char* help) {
+  const auto it = args.options.find(key);
+  if (it == args.options.end()) throw TextUsageError(str_cat("missing ", key, "\n", help));
+  return it->second;
+}
+
+int tokenize(int argc, char** argv) {
+  const Args args = parse(argc, argv, 2, {"--tokenizer", "--out", "--val-fraction", "--threads", "--shard-tokens"}, {});
+  if (args.help) {
+    std::cout << kTokenizeHelp;
+    return kOk;
+  }
+  text::TokenizeOptions options;
+  const std::string tokenizer_path = required(args, "--tokenizer", kTokenizeHelp);
+  options.out_dir = required(args, "--out", kTokenizeHelp);
+  options.val_fraction = number(args, "--val-fraction", 0.0);
+  options.threads = number(args, "--threads", 1);
+  options.shard_tokens = number<int64_t>(args, "--shard-tokens", options.shard_tokens);
+  if (args.positional.empty()) throw TextUsageError(str_cat("no input documents\n", kTokenizeHelp));
+  if (options.val_fraction < 0 || options.val_fraction >= 1)
+    throw TextUsageError(str_cat("--val-fraction must be in [0, 1), got ", options.val_fraction));
+  if (options.threads < 1) throw TextUsageError(str_cat("--threads must be at least 1, got ", options.threads));
+  const std::vector<std::string> documents = text::expand_document_paths(args.positional);
+  const auto tokenizer = text::load_tokenizer(tokenizer_path);
+  const bool tty = isatty(STDERR_FILENO);
+  double last_report = -1;
+  const text::TokenizeResult result = text::tokenize_corpus(*tokenizer, documents, options, [&](const text::TokenizeProgress& p) {
+    const bool done = p.documents_done == p.documents;
+    if (!done && p.seconds - last_report < (tty ? 0.2 : 5.0)) return;
+    last_report = p.seconds;
+    const int width = 30, filled = int(width * p.documents_done / p.documents);
+    std::fprintf(stderr, "%stokenize [%s%s] %lld/%lld documents, %.1f MB, %lld tokens, %.1f MB/s%s", tty ? "\r" : "",
+                 std::string(size_t(filled), '#').c_str(), std::string(size_t(width - filled), '.').c_str(),
+                 (long long)p.documents_done, (long long)p.documents, double(p.bytes) / 1e6, (long long)p.tokens,
+                 double(p.bytes) / 1e6 / std::max(p.seconds, 1e-9), tty && !done ? "" : "\n");
+  });
+  const nlohmann::json summary{{"out", options.out_dir},
+                               {"documents", result.documents},
+                               {"bytes", result.bytes},
+                               {"train_tokens", result.train_tokens},
+                               {"val_tokens", result.val_tokens},
+                               {"shards", result.shards.size()},
+                               {"seconds", result.seconds},
+                               {"mb_per_s", double(result.bytes) / 1e6 / std::max(result.seconds, 1e-9)}};
+  std::cout << summary.dump() << std::endl;
+  return kOk;
+}
+
+std::string join_ids(const std::vector<text::TokenId>& ids) {
+  std::string line;
+  for (size_t k = 0; k < ids.size(); ++k) {
+    if (k) line += ' ';
+    line += std::to_string(ids[k]);
+  }
+  return line;
+}
+
+std::vector<text::TokenId> parse_ids(const std::string& line, size_t line_number) {
+  std::vector<text::TokenId> ids;
+  size_t at = 0;
+  while (true) {
+    at = line.find_first_not_of(" \t\r", at);
+    if (at == std::string::npos) break;
+    const size_t end = std::min(line.find_first_of(" \t\r", at), line.size());
+    text::TokenId id = 0;
+    const auto [stop, ec] = std::from_chars(line.data() + at, line.data() + end, id);
+    MOH_CHECK(ec == std::errc() && stop == line.data() + end, "stdin line ", line_number, ": '",
+              line.substr(at, end - at), "' is not a token id");
+    ids.push_back(id);
+    at = end;
+  }
+  return ids;
+}
+
+int tokenizer_command(int argc, char** argv) {
+  const Args args = parse(argc, argv, 2, {"--tokenizer"}, {"--whole", "--allow-special"});
+  if (args.help || args.positional.empty()) {
+    if (!args.help) throw TextUsageError(str_cat("missing subcommand\n", kTokenizerHelp));
+    std::cout << kTokenizerHelp;
+    return kOk;
+  }
+  const std::string sub = args.positional[0];
+  if (sub != "encode" && sub != "decode" && sub != "info")
+    throw TextUsageError(str_cat("unknown subcommand '", sub, "'\n", kTokenizerHelp));
+  if (args.positional.size() > 1) throw TextUsageError(str_cat("unexpected argument '", args.positional[1], "'"));
+  const auto tokenizer = text::load_tokenizer(required(args, "--tokenizer", kTokenizerHelp));
+  const bool whole = args.options.count("--whole") > 0;
+  if (sub == "info") {
+    const nlohmann::json info{{"tokenizer", tokenizer->description()},
+                              {"vocab_size", tokenizer->vocab_size()},
+                              {"special_tokens", tokenizer->special_tokens()}};
+    std::cout << info.dump() << std::endl;
+    return kOk;
+  }
+  std::ios::sync_with_stdio(false);
+  if (sub == "encode") {
+    const auto encode = [&](std::string_view text) {
+      return args.options.count("--allow-special") ? tokenizer->encode(text, text::AllowedSpecial::all())
+                                                   : tokenizer->encode_ordinary(text);
+    };
+    if (whole) {
+      const std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+      std::cout << join_ids(encode(text)) << "\n";
+    } else {
+      for (std::string line; std::getline(std::cin, line);) std::cout << join_ids(encode(line)) << "\n";
+    }
+  } else {
+    size_t line_number = 0;
+    for (std::string line; std::getline(std::cin, line);)
+      std::cout << tokenizer->decode(parse_ids(line, ++line_number)) << (whole ? "" : "\n");
+  }
+  std::cout.flush();
+  MOH_CHECK(std::cout, "writing stdout failed");
+  return kOk;
+}
+
+}  // namespace
+
+bool is_text_command(const std::string& command) { return command == "tokenize" || command == "tokenizer"; }
+
+int run_text_command(int argc, char** argv) {
+  try {
+    return std::string(argv[1]) == "tokenize" ? tokenize(argc, argv) : tokenizer_command(argc, argv);
+  } catch (const TextUsageError& e) {
+    std::cerr << "moh " << argv[1] << ": " << e.what() << "\n";
+    return kUsageError;
+  } catch (const std::exception& e) {
+    std::cerr << "moh " << argv[1] << ": error: " << e.what() << "\n";
+    return kRuntimeError;
+  }
+}
+
+}  // namespace moh
