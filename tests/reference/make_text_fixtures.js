@@ -3,8 +3,9 @@
 // tiktoken), installed by `scripts/setup.sh --reference` into tests/reference/node/.
 //   node tests/reference/make_text_fixtures.js KJV_DIR
 // KJV_DIR is scripts/prepare_kjv.sh's output. Writes into tests/reference/fixtures/text/:
-//   <encoding>.tiktoken.gz   the full ranks of each encoding in tiktoken's file format
-//                            ("<base64 token> <rank>" per line), gzip-compressed
+//   <encoding>.tiktoken.gz   the full ranks of r50k_base and cl100k_base in tiktoken's file format
+//                            ("<base64 token> <rank>" per line), gzip-compressed (o200k_base's go to
+//                            tests/reference/node/, which is not committed)
 //   tiktoken_goldens.json.gz {encoding: [{name, mode, text_b64, ids}]}: tiktoken's ids for KJV text and
 //                            adversarial text; mode "ordinary" = encode_ordinary, "all" =
 //                            encode(text, allowed_special="all").
@@ -24,8 +25,10 @@ if (!kjvDir) {
 }
 const outDir = path.join(__dirname, "fixtures/text");
 fs.mkdirSync(outDir, { recursive: true });
-// o200k is left out: its compressed ranks (1.7 MB) are too big to commit.
-const ENCODINGS = ["r50k_base", "cl100k_base"];
+// o200k's compressed ranks (1.7 MB) are too big to commit: they go beside the npm package
+// (tests/reference/node/, not committed) and its golden test runs where the reference is installed.
+const ENCODINGS = ["r50k_base", "cl100k_base", "o200k_base"];
+const UNCOMMITTED_RANKS = new Set(["o200k_base"]);
 
 function loadEncoding(name) {
   return require(path.join(__dirname, "node/node_modules/tiktoken/encoders", name + ".json"));
@@ -155,7 +158,8 @@ function main() {
     const spec = loadEncoding(name);
     const ranks = ranksOf(spec);
     const file = ranks.map(([token, rank]) => `${token} ${rank}\n`).join("");
-    fs.writeFileSync(path.join(outDir, name + ".tiktoken.gz"), zlib.gzipSync(file, { level: 9 }));
+    const ranksDir = UNCOMMITTED_RANKS.has(name) ? path.join(__dirname, "node") : outDir;
+    fs.writeFileSync(path.join(ranksDir, name + ".tiktoken.gz"), zlib.gzipSync(file, { level: 9 }));
     const enc = new Tiktoken(spec.bpe_ranks, spec.special_tokens, spec.pat_str);
     for (const [token, rank] of ranks.filter((_, k) => k % 997 === 0))  // the ranks we wrote are the encoder's
       if (enc.encode_single_token(Buffer.from(token, "base64")) !== rank) throw new Error(`${name}: rank mismatch at ${rank}`);
