@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "data/text/file_bytes.h"
+#include "data/text/hf_bpe_tokenizer.h"
 #include "data/text/tiktoken_ranks.h"
 #include "data/text/tiktoken_tokenizer.h"
 
@@ -72,8 +73,9 @@ std::optional<TokenId> Tokenizer::end_of_text() const {
 std::unique_ptr<Tokenizer> load_tokenizer(const std::string& path) {
   std::string bytes = read_file_bytes(path);
   if (looks_like_tiktoken_ranks(bytes)) return load_tiktoken(bytes, path);
+  if (looks_like_hf_tokenizer(bytes)) return std::make_unique<HfBpeTokenizer>(bytes, path);
   MOH_FAIL("'", path, "' is not a tokenizer moh can read (expected a tiktoken ranks file: lines of "
-           "'<base64 token> <rank>')");
+           "'<base64 token> <rank>', or a Hugging Face tokenizer.json)");
 }
 
 }  // namespace moh::text

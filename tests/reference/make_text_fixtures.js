@@ -6,6 +6,9 @@
 //   <encoding>.tiktoken.gz   the full ranks of r50k_base and cl100k_base in tiktoken's file format
 //                            ("<base64 token> <rank>" per line), gzip-compressed (o200k_base's go to
 //                            tests/reference/node/, which is not committed)
+//   r50k_base.tokenizer.json.gz  the same vocabulary as an HF tokenizer.json (BPE model, byte-level
+//                            pre-tokenizer, merges derived from the ranks as transformers does), which
+//                            must encode like the ranks (cl100k_base's goes to tests/reference/node/)
 //   tiktoken_goldens.json.gz {encoding: [{name, mode, text_b64, ids}]}: tiktoken's ids for KJV text and
 //                            adversarial text; mode "ordinary" = encode_ordinary, "all" =
 //                            encode(text, allowed_special="all").
@@ -152,6 +155,59 @@ function invalidUtf8(rand, length) {
   return Buffer.concat(pieces);
 }
 
+// GPT-2's byte -> printable character map (the "byte-level" alphabet of HF tokenizers).
+function bytesToUnicode() {
+  const bs = [];
+  for (let b = 33; b <= 126; ++b) bs.push(b);
+  for (let b = 161; b <= 172; ++b) bs.push(b);
+  for (let b = 174; b <= 255; ++b) bs.push(b);
+  const cs = bs.slice();
+  let n = 0;
+  for (let b = 0; b < 256; ++b)
+    if (!bs.includes(b)) { bs.push(b); cs.push(256 + n); ++n; }
+  const map = new Array(256);
+  bs.forEach((b, k) => { map[b] = String.fromCodePoint(cs[k]); });
+  return map;
+}
+
+// An HF tokenizer.json equivalent to tiktoken ranks, the way transformers converts tiktoken models:
+// vocab = every token (byte-level spelled) with its rank; merges = for each token, every split into two
+// tokens, ordered by the token's rank (ties by the ranks of the halves).
+function hfTokenizerJson(spec, ranks) {
+  const map = bytesToUnicode();
+  const spell = (buf) => Array.from(buf, (b) => map[b]).join("");
+  const rankOf = new Map(ranks.map(([token, rank]) => [Buffer.from(token, "base64").toString("latin1"), rank]));
+  const vocab = {};
+  const merges = [];
+  for (const [token, rank] of ranks) {
+    const bytes = Buffer.from(token, "base64");
+    vocab[spell(bytes)] = rank;
+    const local = [];
+    for (let k = 1; k < bytes.length; ++k) {
+      const left = bytes.subarray(0, k), right = bytes.subarray(k);
+      const l = rankOf.get(left.toString("latin1")), r = rankOf.get(right.toString("latin1"));
+      if (l !== undefined && r !== undefined) local.push([l, r, spell(left), spell(right)]);
+    }
+    local.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    for (const [, , l, r] of local) merges.push([l, r]);
+  }
+  const gpt2Pattern = spec.pat_str === loadEncoding("r50k_base").pat_str;
+  const preTokenizer = gpt2Pattern
+    ? { type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: true }
+    : { type: "Sequence", pretokenizers: [
+        { type: "Split", pattern: { Regex: spec.pat_str }, behavior: "Isolated", invert: false },
+        { type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: false }] };
+  return {
+    version: "1.0", truncation: null, padding: null,
+    added_tokens: Object.entries(spec.special_tokens).map(([content, id]) => ({
+      id, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true })),
+    normalizer: null, pre_tokenizer: preTokenizer, post_processor: null,
+    decoder: { type: "ByteLevel", add_prefix_space: true, trim_offsets: true, use_regex: true },
+    model: { type: "BPE", dropout: null, unk_token: null, continuing_subword_prefix: null, end_of_word_suffix: null,
+             fuse_unk: false, byte_fallback: false, ignore_merges: !gpt2Pattern, vocab, merges },
+  };
+}
+
 function main() {
   const goldens = {};
   for (const name of ENCODINGS) {
@@ -172,6 +228,12 @@ function main() {
     for (let k = 0; k < 60; ++k) add(`random_text_${k}`, Buffer.from(randomText(rand, 20 + Math.floor(rand() * 300)), "utf8"), "ordinary");
     for (let k = 0; k < 30; ++k) add(`invalid_utf8_${k}`, invalidUtf8(rand, 5 + Math.floor(rand() * 60)), "ordinary");
     goldens[name] = { n_vocab: enc.n_vocab ?? null, cases };
+    // The HF form of r50k is committed; cl100k's is written beside the reference install.
+    if (name !== "o200k_base") {
+      const hfDir = name === "r50k_base" ? outDir : path.join(__dirname, "node");
+      fs.writeFileSync(path.join(hfDir, name + ".tokenizer.json.gz"),
+                       zlib.gzipSync(JSON.stringify(hfTokenizerJson(spec, ranks)), { level: 9 }));
+    }
     enc.free();
     console.log(`${name}: ${ranks.length} ranks, ${cases.length} cases`);
   }
