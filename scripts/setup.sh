@@ -20,6 +20,7 @@ packages=(
   openmpi-bin libopenmpi-dev  # MPI: multi-process data-parallel training (core/dist, scripts/launch.sh, mpirun tests)
   dataset-fashion-mnist       # Fashion-MNIST IDX files in /usr/share/datasets/fashion-mnist (ViT runs)
   libpcre2-dev                # tokenizer split patterns (data/text/split_pattern)
+  libsentencepiece-dev sentencepiece  # SentencePiece .model files and training; spm_encode for its fixtures
   bible-kjv                   # the King James Bible, the default text corpus (scripts/prepare_kjv.sh)
 )
 case "${1:-}" in

@@ -35,7 +35,7 @@ const char* kUsage =
     "  moh eval RUN_DIR|CHECKPOINT [key=value ...] evaluate a checkpoint; prints one JSON object last\n"
     "  moh config CONFIG.yaml [key=value ...]     print the fully resolved config with defaults\n"
     "  moh tokenize --tokenizer FILE --out DIR ... encode text documents into llm.c token shards\n"
-    "  moh tokenizer encode|decode|info ...        text <-> token ids on stdin/stdout\n"
+    "  moh tokenizer encode|decode|info|train ...  text <-> token ids on stdin/stdout; train SentencePiece\n"
     "  moh COMMAND --help                         help for one command\n";
 
 void print_help(const std::string& command) {

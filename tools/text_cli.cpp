@@ -14,6 +14,7 @@
 
 #include "core/error.h"
 #include "data/text/corpus_tokenizer.h"
+#include "data/text/sentencepiece_tokenizer.h"
 #include "data/text/tokenizer.h"
 
 namespace moh {
@@ -35,12 +36,15 @@ const char* kTokenizeHelp =
 
 const char* kTokenizerHelp =
     "usage: moh tokenizer encode|decode|info --tokenizer FILE [--whole] [--allow-special]\n"
+    "       moh tokenizer train --vocab-size N --out FILE.model [--threads N] FILES|DIRS\n"
     "  encode: text on stdin -> one line of space-separated ids per input line (the newline not encoded);\n"
     "          --whole encodes all of stdin as one document into one line; --allow-special turns special\n"
     "          tokens written in the text (<|endoftext|>) into their ids, otherwise they are ordinary text\n"
     "  decode: lines of space-separated ids on stdin -> their text, one line each (--whole: no newlines added)\n"
     "  info:   the tokenizer's kind, vocabulary size and special tokens, as JSON\n"
-    "FILE is a tiktoken ranks file (.tiktoken, optionally .gz), recognised by content. See docs/text.md.\n";
+    "  train:  a SentencePiece BPE model with byte fallback (LLaMA-2 style) on text files, one sentence a line\n"
+    "FILE is a tiktoken ranks file (.tiktoken, optionally .gz), an HF tokenizer.json or a SentencePiece .model,\n"
+    "recognised by content. See docs/text.md.\n";
 
 // --key value options and positional arguments; `flags` take no value.
 struct Args {
@@ -156,16 +160,33 @@ std::vector<text::TokenId> parse_ids(const std::string& line, size_t line_number
   return ids;
 }
 
+int train_tokenizer(const Args& args) {
+  text::SentencePieceTraining training;
+  training.model_path = required(args, "--out", kTokenizerHelp);
+  training.vocab_size = number(args, "--vocab-size", 0);
+  training.threads = number(args, "--threads", 1);
+  if (!args.options.count("--vocab-size")) throw TextUsageError(str_cat("missing --vocab-size\n", kTokenizerHelp));
+  if (training.threads < 1) throw TextUsageError(str_cat("--threads must be at least 1, got ", training.threads));
+  training.inputs.assign(args.positional.begin() + 1, args.positional.end());
+  if (training.inputs.empty()) throw TextUsageError(str_cat("no training text files\n", kTokenizerHelp));
+  training.inputs = text::expand_document_paths(training.inputs);
+  text::train_sentencepiece(training);
+  const auto tokenizer = text::load_tokenizer(training.model_path);
+  std::cout << nlohmann::json{{"model", training.model_path}, {"vocab_size", tokenizer->vocab_size()}}.dump() << std::endl;
+  return kOk;
+}
+
 int tokenizer_command(int argc, char** argv) {
-  const Args args = parse(argc, argv, 2, {"--tokenizer"}, {"--whole", "--allow-special"});
+  const Args args = parse(argc, argv, 2, {"--tokenizer", "--out", "--vocab-size", "--threads"}, {"--whole", "--allow-special"});
   if (args.help || args.positional.empty()) {
     if (!args.help) throw TextUsageError(str_cat("missing subcommand\n", kTokenizerHelp));
     std::cout << kTokenizerHelp;
     return kOk;
   }
   const std::string sub = args.positional[0];
-  if (sub != "encode" && sub != "decode" && sub != "info")
+  if (sub != "encode" && sub != "decode" && sub != "info" && sub != "train")
     throw TextUsageError(str_cat("unknown subcommand '", sub, "'\n", kTokenizerHelp));
+  if (sub == "train") return train_tokenizer(args);
   if (args.positional.size() > 1) throw TextUsageError(str_cat("unexpected argument '", args.positional[1], "'"));
   const auto tokenizer = text::load_tokenizer(required(args, "--tokenizer", kTokenizerHelp));
   const bool whole = args.options.count("--whole") > 0;

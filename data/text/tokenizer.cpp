@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "data/text/file_bytes.h"
 #include "data/text/hf_bpe_tokenizer.h"
+#include "data/text/sentencepiece_tokenizer.h"
 #include "data/text/tiktoken_ranks.h"
 #include "data/text/tiktoken_tokenizer.h"
 
@@ -74,8 +75,9 @@ std::unique_ptr<Tokenizer> load_tokenizer(const std::string& path) {
   std::string bytes = read_file_bytes(path);
   if (looks_like_tiktoken_ranks(bytes)) return load_tiktoken(bytes, path);
   if (looks_like_hf_tokenizer(bytes)) return std::make_unique<HfBpeTokenizer>(bytes, path);
+  if (looks_like_sentencepiece_model(bytes)) return std::make_unique<SentencePieceTokenizer>(bytes, path);
   MOH_FAIL("'", path, "' is not a tokenizer moh can read (expected a tiktoken ranks file: lines of "
-           "'<base64 token> <rank>', or a Hugging Face tokenizer.json)");
+           "'<base64 token> <rank>', a Hugging Face tokenizer.json or a SentencePiece .model)");
 }
 
 }  // namespace moh::text

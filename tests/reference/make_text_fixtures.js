@@ -9,6 +9,8 @@
 //   r50k_base.tokenizer.json.gz  the same vocabulary as an HF tokenizer.json (BPE model, byte-level
 //                            pre-tokenizer, merges derived from the ranks as transformers does), which
 //                            must encode like the ranks (cl100k_base's goes to tests/reference/node/)
+//   kjv_bpe1000.model        a SentencePiece BPE model trained by spm_train on the Pentateuch, and
+//   spm_goldens.json.gz      {lines, ids}: spm_encode --output_format=id's ids for test lines
 //   tiktoken_goldens.json.gz {encoding: [{name, mode, text_b64, ids}]}: tiktoken's ids for KJV text and
 //                            adversarial text; mode "ordinary" = encode_ordinary, "all" =
 //                            encode(text, allowed_special="all").
@@ -208,6 +210,30 @@ function hfTokenizerJson(spec, ranks) {
   };
 }
 
+// A SentencePiece model trained by Debian's spm_train with the options of moh's train_sentencepiece
+// (data/text/sentencepiece_tokenizer.cpp) on the Pentateuch, and spm_encode's ids for test lines.
+function sentencePieceFixtures() {
+  const { execFileSync } = require("child_process");
+  const os = require("os");
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "moh_spm_"));
+  const books = ["01_Ge", "02_Exo", "03_Lev", "04_Num", "05_Deu"].map((b) => path.join(kjvDir, "train", b + ".txt"));
+  execFileSync("spm_train", [`--input=${books.join(",")}`, `--model_prefix=${tmp}/kjv_bpe1000`, "--vocab_size=1000",
+    "--model_type=bpe", "--byte_fallback=true", "--character_coverage=0.99995", "--normalization_rule_name=identity",
+    "--remove_extra_whitespaces=false", "--split_digits=true", "--allow_whitespace_only_pieces=true",
+    "--max_sentence_length=1000000", "--num_threads=1", "--minloglevel=2"], { stdio: ["ignore", "ignore", "inherit"] });
+  fs.copyFileSync(`${tmp}/kjv_bpe1000.model`, path.join(outDir, "kjv_bpe1000.model"));
+  const kjv = fs.readFileSync(path.join(kjvDir, "val/66_Rev.txt"), "utf8").split("\n").slice(0, 40);
+  const rand = rng(7);
+  const lines = [...kjv, ...ADVERSARIAL.map(([, text]) => text.replace(/[\r\n]/g, " ")),
+                 ...Array.from({ length: 30 }, () => randomText(rand, 80).replace(/[\r\n]/g, " "))];
+  const out = execFileSync("spm_encode", [`--model=${tmp}/kjv_bpe1000.model`, "--output_format=id"],
+                           { input: lines.join("\n") + "\n" }).toString();
+  const ids = out.split("\n").slice(0, lines.length).map((l) => (l ? l.split(" ").map(Number) : []));
+  fs.writeFileSync(path.join(outDir, "spm_goldens.json.gz"), zlib.gzipSync(JSON.stringify({ lines, ids }) + "\n", { level: 9 }));
+  fs.rmSync(tmp, { recursive: true });
+  console.log(`sentencepiece: kjv_bpe1000.model, ${lines.length} lines`);
+}
+
 function main() {
   const goldens = {};
   for (const name of ENCODINGS) {
@@ -237,6 +263,7 @@ function main() {
     enc.free();
     console.log(`${name}: ${ranks.length} ranks, ${cases.length} cases`);
   }
+  sentencePieceFixtures();
   fs.writeFileSync(path.join(outDir, "tiktoken_goldens.json.gz"), zlib.gzipSync(JSON.stringify(goldens) + "\n", { level: 9 }));
 }
 

@@ -1,6 +1,7 @@
 // `moh tokenize` and `moh tokenizer`: shards hold end-of-text + the document's ids for each document in
 // order, validation takes the last documents, the bytes do not depend on the thread count or the shard
 // size, stdin is a document; encode/decode per line and --whole match the library and round trip;
+// train makes a SentencePiece model that tokenize then uses (</s> between documents);
 // bad usage exits 2 and runtime failures exit 1 with the file named.
 #include <gtest/gtest.h>
 
@@ -157,6 +158,30 @@ TEST_F(TextCli, EncodeAndDecodeLineByLineAndWhole) {
   EXPECT_EQ(test::run_moh("tokenizer encode").status, 2);
   const test::CliResult info = test::run_moh("tokenizer info" + t, false);
   EXPECT_EQ(nlohmann::json::parse(info.out).at("vocab_size"), 50257);
+}
+
+TEST_F(TextCli, TrainsASentencePieceModelThatTokenizeUses) {
+  std::string corpus;
+  for (int k = 0; k < 30; ++k)
+    for (const std::string& doc : kDocuments) corpus += doc;
+  write("train/text.txt", corpus);
+  const test::CliResult trained =
+      test::run_moh("tokenizer train --vocab-size 400 --out " + path("sp.model") + " " + path("train"), false);
+  ASSERT_EQ(trained.status, 0) << trained.out;
+  EXPECT_EQ(nlohmann::json::parse(trained.out).at("vocab_size"), 400);
+  const auto model = text::load_tokenizer(path("sp.model"));
+  const test::CliResult r = test::run_moh(str_cat("tokenize --tokenizer ", path("sp.model"), " --out ", path("sp_shards"), " ",
+                                                  path("corpus/00.txt")), false);
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::vector<TokenId> expected{2};  // </s> separates documents
+  const auto ids = model->encode_ordinary(kDocuments[0]);
+  expected.insert(expected.end(), ids.begin(), ids.end());
+  EXPECT_EQ(tokens_of(path("sp_shards"), "train"), expected);
+  EXPECT_EQ(test::run_moh("tokenizer train --out " + path("x.model") + " " + path("train")).status, 2);
+  EXPECT_EQ(test::run_moh("tokenizer train --vocab-size 300 --out " + path("x.model")).status, 2);
+  const test::CliResult bad = test::run_moh("tokenizer train --vocab-size 10 --out " + path("x.model") + " " + path("train"));
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.out.find("at least 260"), std::string::npos) << bad.out;
 }
 
 }  // namespace
