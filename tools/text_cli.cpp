@@ -5,6 +5,7 @@
 
 #include <charconv>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <iterator>
 #include <map>
@@ -13,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "data/text/char_tokenizer.h"
 #include "data/text/corpus_tokenizer.h"
 #include "data/text/sentencepiece_tokenizer.h"
 #include "data/text/tokenizer.h"
@@ -36,15 +38,17 @@ const char* kTokenizeHelp =
 
 const char* kTokenizerHelp =
     "usage: moh tokenizer encode|decode|info --tokenizer FILE [--whole] [--allow-special]\n"
-    "       moh tokenizer train --vocab-size N --out FILE.model [--threads N] FILES|DIRS\n"
+    "       moh tokenizer train [--kind sentencepiece] --vocab-size N --out FILE.model [--threads N] FILES|DIRS\n"
+    "       moh tokenizer train --kind char --out FILE.json FILES|DIRS\n"
     "  encode: text on stdin -> one line of space-separated ids per input line (the newline not encoded);\n"
     "          --whole encodes all of stdin as one document into one line; --allow-special turns special\n"
     "          tokens written in the text (<|endoftext|>) into their ids, otherwise they are ordinary text\n"
     "  decode: lines of space-separated ids on stdin -> their text, one line each (--whole: no newlines added)\n"
     "  info:   the tokenizer's kind, vocabulary size and special tokens, as JSON\n"
-    "  train:  a SentencePiece BPE model with byte fallback (LLaMA-2 style) on text files, one sentence a line\n"
-    "FILE is a tiktoken ranks file (.tiktoken, optionally .gz), an HF tokenizer.json or a SentencePiece .model,\n"
-    "recognised by content. See docs/text.md.\n";
+    "  train:  a SentencePiece BPE model with byte fallback (LLaMA-2 style) on text files, one sentence a\n"
+    "          line, or (--kind char) a character-level vocabulary of the files' characters\n"
+    "FILE is a tiktoken ranks file (.tiktoken, optionally .gz), an HF tokenizer.json, a SentencePiece .model\n"
+    "or a character tokenizer's JSON, recognised by content. See docs/text.md.\n";
 
 // --key value options and positional arguments; `flags` take no value.
 struct Args {
@@ -160,7 +164,24 @@ std::vector<text::TokenId> parse_ids(const std::string& line, size_t line_number
   return ids;
 }
 
+int train_char(const Args& args) {
+  const std::string out = required(args, "--out", kTokenizerHelp);
+  if (args.options.count("--vocab-size")) throw TextUsageError("--vocab-size does not apply to --kind char");
+  std::vector<std::string> inputs(args.positional.begin() + 1, args.positional.end());
+  if (inputs.empty()) throw TextUsageError(str_cat("no training text files\n", kTokenizerHelp));
+  const text::CharTokenizer tokenizer = text::train_char_tokenizer(text::expand_document_paths(inputs), out);
+  std::ofstream file(out, std::ios::binary | std::ios::trunc);
+  file << tokenizer.to_json();
+  file.close();
+  MOH_CHECK(file, "cannot write '", out, "'");
+  std::cout << nlohmann::json{{"model", out}, {"vocab_size", tokenizer.vocab_size()}}.dump() << std::endl;
+  return kOk;
+}
+
 int train_tokenizer(const Args& args) {
+  const std::string kind = args.options.count("--kind") ? args.options.at("--kind") : "sentencepiece";
+  if (kind == "char") return train_char(args);
+  if (kind != "sentencepiece") throw TextUsageError(str_cat("--kind must be sentencepiece or char, got '", kind, "'"));
   text::SentencePieceTraining training;
   training.model_path = required(args, "--out", kTokenizerHelp);
   training.vocab_size = number(args, "--vocab-size", 0);
@@ -177,7 +198,8 @@ int train_tokenizer(const Args& args) {
 }
 
 int tokenizer_command(int argc, char** argv) {
-  const Args args = parse(argc, argv, 2, {"--tokenizer", "--out", "--vocab-size", "--threads"}, {"--whole", "--allow-special"});
+  const Args args = parse(argc, argv, 2, {"--tokenizer", "--out", "--vocab-size", "--threads", "--kind"},
+                          {"--whole", "--allow-special"});
   if (args.help || args.positional.empty()) {
     if (!args.help) throw TextUsageError(str_cat("missing subcommand\n", kTokenizerHelp));
     std::cout << kTokenizerHelp;

@@ -1,6 +1,6 @@
 // The tiktoken ranks format (`cl100k_base.tiktoken`, LLaMA-3's `tokenizer.model`): one token per
 // line, "<base64 of the token's bytes> <rank>", ranks decimal. Blank lines are not allowed except a
-// final newline. The OpenAI encodings are recognised by their rank count (tiktoken_encoding.h).
+// final newline. The OpenAI encodings are recognised by their rank count (tiktoken_tokenizer.h).
 #pragma once
 
 #include <string>

@@ -4,6 +4,7 @@
 #include <bitset>
 
 #include "core/error.h"
+#include "data/text/char_tokenizer.h"
 #include "data/text/file_bytes.h"
 #include "data/text/hf_bpe_tokenizer.h"
 #include "data/text/sentencepiece_tokenizer.h"
@@ -74,10 +75,11 @@ std::optional<TokenId> Tokenizer::end_of_text() const {
 std::unique_ptr<Tokenizer> load_tokenizer(const std::string& path) {
   std::string bytes = read_file_bytes(path);
   if (looks_like_tiktoken_ranks(bytes)) return load_tiktoken(bytes, path);
+  if (looks_like_char_tokenizer(bytes)) return parse_char_tokenizer(bytes, path);
   if (looks_like_hf_tokenizer(bytes)) return std::make_unique<HfBpeTokenizer>(bytes, path);
   if (looks_like_sentencepiece_model(bytes)) return std::make_unique<SentencePieceTokenizer>(bytes, path);
   MOH_FAIL("'", path, "' is not a tokenizer moh can read (expected a tiktoken ranks file: lines of "
-           "'<base64 token> <rank>', a Hugging Face tokenizer.json or a SentencePiece .model)");
+           "'<base64 token> <rank>', a Hugging Face tokenizer.json, a SentencePiece .model or a moh_char JSON file)");
 }
 
 }  // namespace moh::text

@@ -63,8 +63,8 @@ class Tokenizer {
 };
 
 // Loads a tokenizer file, recognised by its content: a tiktoken ranks file (plain or gzip; the
-// encoding is recognised by its rank count, see tiktoken_encoding.h), an HF tokenizer.json, a
-// SentencePiece .model. Errors name the file and what was expected.
+// encoding is recognised by its rank count, see tiktoken_tokenizer.h), an HF tokenizer.json, a
+// SentencePiece .model, a character tokenizer's JSON. Errors name the file and what was expected.
 std::unique_ptr<Tokenizer> load_tokenizer(const std::string& path);
 
 }  // namespace moh::text

@@ -1,7 +1,8 @@
 // `moh tokenize` and `moh tokenizer`: shards hold end-of-text + the document's ids for each document in
 // order, validation takes the last documents, the bytes do not depend on the thread count or the shard
 // size, stdin is a document; encode/decode per line and --whole match the library and round trip;
-// train makes a SentencePiece model that tokenize then uses (</s> between documents);
+// train makes a SentencePiece model that tokenize then uses (</s> between documents) and a
+// character vocabulary;
 // bad usage exits 2 and runtime failures exit 1 with the file named.
 #include <gtest/gtest.h>
 
@@ -179,6 +180,11 @@ TEST_F(TextCli, TrainsASentencePieceModelThatTokenizeUses) {
   EXPECT_EQ(tokens_of(path("sp_shards"), "train"), expected);
   EXPECT_EQ(test::run_moh("tokenizer train --out " + path("x.model") + " " + path("train")).status, 2);
   EXPECT_EQ(test::run_moh("tokenizer train --vocab-size 300 --out " + path("x.model")).status, 2);
+  const test::CliResult chars = test::run_moh("tokenizer train --kind char --out " + path("c.json") + " " + path("train"), false);
+  ASSERT_EQ(chars.status, 0) << chars.out;
+  const auto char_tokenizer = text::load_tokenizer(path("c.json"));
+  EXPECT_EQ(char_tokenizer->decode(char_tokenizer->encode_ordinary(corpus)), corpus);
+  EXPECT_EQ(test::run_moh("tokenizer train --kind words --out " + path("c.json") + " " + path("train")).status, 2);
   const test::CliResult bad = test::run_moh("tokenizer train --vocab-size 10 --out " + path("x.model") + " " + path("train"));
   EXPECT_EQ(bad.status, 1);
   EXPECT_NE(bad.out.find("at least 260"), std::string::npos) << bad.out;
