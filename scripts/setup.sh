@@ -24,7 +24,9 @@ packages=(
   bible-kjv                   # the King James Bible, the default text corpus (scripts/prepare_kjv.sh)
 )
 case "${1:-}" in
-  --reference) packages+=(python3-torch python3-numpy nodejs npm) ;;  # regenerate fixtures, bench_vs_torch.sh
+  --reference)  # regenerate fixtures, bench_vs_torch.sh, bench_text.sh
+    packages+=(python3-torch python3-numpy nodejs)
+    command -v npm >/dev/null || packages+=(npm) ;;  # some nodejs builds (NodeSource) ship npm themselves
   --plot) packages+=(python3-matplotlib) ;;                # reproduce_vit.sh's accuracy plot
   "") ;;
   *) echo "setup.sh: unknown option '$1' (use --reference or --plot)" >&2; exit 2 ;;

@@ -8,6 +8,7 @@
 // world size at the same global position.
 // SequentialTokenWindows reads validation in order: the windows start at 0, seq_len, 2 seq_len, ...
 // in each shard (neighbours share one token, as llm.c's loader), rank r taking windows r, r + W, ...
+// Both keep a reference to their TokenCorpus, which must outlive them.
 #pragma once
 
 #include <cstdint>
