@@ -8,6 +8,25 @@
 
 namespace moh::text {
 
+namespace {
+
+// Meta's LLaMA-3 tokenizer.model: 256 special tokens after the 128000 ranks, named as in the original
+// llama3 release; 3.1+ renamed some reserved slots (128004, 128005, 128008, 128010, ...) but kept the
+// ids of begin/end of text, the header markers and <|eot_id|>.
+std::map<std::string, TokenId> llama3_special_tokens() {
+  const char* named[] = {"<|begin_of_text|>", "<|end_of_text|>", "<|reserved_special_token_0|>",
+                         "<|reserved_special_token_1|>", "<|reserved_special_token_2|>",
+                         "<|reserved_special_token_3|>", "<|start_header_id|>", "<|end_header_id|>",
+                         "<|reserved_special_token_4|>", "<|eot_id|>"};
+  std::map<std::string, TokenId> tokens;
+  TokenId id = 128000;
+  for (const char* name : named) tokens.emplace(name, id++);
+  for (int k = 5; id < 128256; ++k) tokens.emplace(str_cat("<|reserved_special_token_", k, "|>"), id++);
+  return tokens;
+}
+
+}  // namespace
+
 const std::vector<TiktokenEncoding>& tiktoken_encodings() {
   static const std::vector<TiktokenEncoding> encodings = {
       {"r50k_base", 50256, kGpt2SplitPattern, {{"<|endoftext|>", 50256}}},
@@ -21,6 +40,7 @@ const std::vector<TiktokenEncoding>& tiktoken_encodings() {
         {"<|fim_suffix|>", 100260},
         {"<|endofprompt|>", 100276}}},
       {"o200k_base", 199998, kO200kSplitPattern, {{"<|endoftext|>", 199999}, {"<|endofprompt|>", 200018}}},
+      {"llama3", 128000, kCl100kSplitPattern, llama3_special_tokens()},
   };
   return encodings;
 }

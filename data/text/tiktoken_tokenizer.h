@@ -1,7 +1,8 @@
 // TiktokenTokenizer: byte-level BPE exactly as OpenAI's tiktoken encodes (the BytePairEncoder ranks,
 // a SplitPattern, special tokens whose ids lie outside the ranks). The OpenAI encodings are known by
 // name and by the number of ranks in their file, which gives their split pattern and special tokens:
-//   r50k_base (= gpt2) 50256 ranks, p50k_base 50280, cl100k_base 100256, o200k_base 199998.
+//   r50k_base (= gpt2) 50256 ranks, p50k_base 50280, cl100k_base 100256, o200k_base 199998, and
+//   LLaMA-3's tokenizer.model 128000 (the cl100k pattern; 256 special tokens from 128000).
 #pragma once
 
 #include <map>

@@ -145,6 +145,27 @@ TEST_F(TiktokenRanksFiles, ParsesTheFormat) {
   EXPECT_EQ(ranks[257].second, 300);
 }
 
+TEST_F(TiktokenRanksFiles, LlamaThreeRanksGetItsSpecialTokens) {
+  // A stand-in for Meta's tokenizer.model: 128000 distinct tokens (the bytes, then 3-byte strings).
+  std::string ranks = byte_ranks();
+  for (TokenId rank = 256; rank < 128000; ++rank) {
+    const std::string bytes = {char('a' + (rank >> 14)), char((rank >> 7) & 127), char(rank & 127)};
+    static const char* digits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const uint32_t v = (uint32_t(uint8_t(bytes[0])) << 16) | (uint32_t(uint8_t(bytes[1])) << 8) | uint8_t(bytes[2]);
+    ranks += str_cat(digits[v >> 18], digits[(v >> 12) & 63], digits[(v >> 6) & 63], digits[v & 63], " ", rank, "\n");
+  }
+  const auto tok = text::load_tokenizer(write("tokenizer.model", ranks));
+  EXPECT_NE(tok->description().find("llama3"), std::string::npos);
+  EXPECT_EQ(tok->vocab_size(), 128256);
+  EXPECT_EQ(tok->special_tokens().size(), 256u);
+  EXPECT_EQ(tok->end_of_text(), 128001);
+  const std::vector<TokenId> ids = tok->encode("<|begin_of_text|><|start_header_id|>x<|end_header_id|><|eot_id|>",
+                                               AllowedSpecial::all());
+  EXPECT_EQ(ids, (std::vector<TokenId>{128000, 128006, 'x', 128007, 128009}));
+  EXPECT_EQ(tok->special_tokens().at("<|reserved_special_token_250|>"), 128255);
+  EXPECT_EQ(tok->decode(std::vector<TokenId>{258}), "a\x02\x02");
+}
+
 TEST_F(TiktokenRanksFiles, MalformedLinesNameFileAndLine) {
   for (const std::string bad : {"aGVsbG8=256", "aGVsbG8= x", "aGVsbG8= -4", "aGV*bG8= 4", "aGVsbG8 4", "", "aGVsbG8= 4 5"}) {
     const std::string file = write("bad.tiktoken", byte_ranks(bad + "\nIQ== 7\n"));
