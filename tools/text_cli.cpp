@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <iterator>
 #include <map>
@@ -15,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/io/checked_write.h"
 #include "data/text/char_tokenizer.h"
 #include "data/text/corpus_tokenizer.h"
 #include "data/text/sentencepiece_tokenizer.h"
@@ -171,10 +171,7 @@ int train_char(const Args& args) {
   std::vector<std::string> inputs(args.positional.begin() + 1, args.positional.end());
   if (inputs.empty()) throw TextUsageError(str_cat("no training text files\n", kTokenizerHelp));
   const text::CharTokenizer tokenizer = text::train_char_tokenizer(text::expand_document_paths(inputs), out);
-  std::ofstream file(out, std::ios::binary | std::ios::trunc);
-  file << tokenizer.to_json();
-  file.close();
-  MOH_CHECK(file, "cannot write '", out, "'");
+  write_file_atomically(out, tokenizer.to_json());
   std::cout << nlohmann::json{{"model", out}, {"vocab_size", tokenizer.vocab_size()}}.dump() << std::endl;
   return kOk;
 }

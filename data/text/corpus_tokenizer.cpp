@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/io/checked_write.h"
 #include "data/text/token_shard.h"
 
 namespace moh::text {
@@ -231,7 +232,7 @@ TokenizeResult tokenize_corpus(const Tokenizer& tokenizer, const std::vector<std
                         {"bytes", result.bytes},
                         {"train_tokens", result.train_tokens},
                         {"val_tokens", result.val_tokens}};
-    std::ofstream(fs::path(options.out_dir) / "meta.json") << meta.dump(2) << "\n";
+    write_file_atomically((fs::path(options.out_dir) / "meta.json").string(), meta.dump(2) + "\n");
   } catch (...) {
     for (const std::string& shard : result.shards) fs::remove(shard);
     throw;

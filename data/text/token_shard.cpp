@@ -8,11 +8,10 @@
 
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <vector>
 
 #include "core/error.h"
+#include "core/io/checked_write.h"
 
 namespace moh::text {
 namespace {
@@ -40,32 +39,22 @@ void write_token_shard(const std::string& path, std::span<const TokenId> tokens,
   header[0] = u16 ? kShardMagicU16 : kShardMagicU32;
   header[1] = u16 ? kShardVersionU16 : kShardVersionU32;
   header[2] = int32_t(tokens.size());
-  std::vector<uint8_t> payload(tokens.size() * size_t(width));
+  std::string bytes(kShardHeaderBytes + tokens.size() * size_t(width), '\0');
+  std::memcpy(bytes.data(), header, sizeof(header));
+  char* payload = bytes.data() + kShardHeaderBytes;
   for (size_t i = 0; i < tokens.size(); ++i) {
     const TokenId t = tokens[i];
     MOH_CHECK(t >= 0 && (!u16 || t <= 65535), "'", path, "': token ", i, " is ", t, ", which does not fit ",
               width_name(width));
     if (u16) {
       const uint16_t v = uint16_t(t);
-      std::memcpy(&payload[2 * i], &v, 2);
+      std::memcpy(payload + 2 * i, &v, 2);
     } else {
       const uint32_t v = uint32_t(t);
-      std::memcpy(&payload[4 * i], &v, 4);
+      std::memcpy(payload + 4 * i, &v, 4);
     }
   }
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    MOH_CHECK(out, "cannot write '", tmp, "': ", std::strerror(errno));
-    out.write(reinterpret_cast<const char*>(header), sizeof(header));
-    out.write(reinterpret_cast<const char*>(payload.data()), std::streamsize(payload.size()));
-    out.close();
-    if (!out) {
-      std::filesystem::remove(tmp);
-      MOH_FAIL("writing '", tmp, "' failed (disk full?)");
-    }
-  }
-  std::filesystem::rename(tmp, path);
+  write_file_atomically(path, bytes);
 }
 
 ShardView parse_token_shard(std::string_view bytes, const std::string& what) {

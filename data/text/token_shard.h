@@ -25,7 +25,7 @@ constexpr size_t kShardHeaderInts = 256, kShardHeaderBytes = kShardHeaderInts * 
 // The narrowest width that holds ids below `vocab_size`.
 TokenWidth token_width_for(int64_t vocab_size);
 
-// Writes a shard atomically (a temporary file renamed into place). Every token must fit the width.
+// Writes a shard atomically (core/io/checked_write.h). Every token must fit the width.
 void write_token_shard(const std::string& path, std::span<const TokenId> tokens, TokenWidth width);
 
 // The header and payload of a shard held in memory (`what` names it in errors): the checks
