@@ -14,17 +14,18 @@ namespace moh::test {
 
 struct Result {
   int status = -1;
-  std::string output;  // stdout and stderr together
+  std::string output;  // stdout, and stderr unless discarded
   std::string last_line() const {
     std::string trimmed = output.substr(0, output.find_last_not_of('\n') + 1);
     return trimmed.substr(trimmed.find_last_of('\n') + 1);
   }
 };
 
-// Runs a bash command line, stdout and stderr together.
-inline Result shell(const std::string& command) {
+// Runs a bash command line (no single quotes in it); stderr is merged into the output unless
+// `stderr_too` is false, in which case it is discarded.
+inline Result shell(const std::string& command, bool stderr_too = true) {
   Result r;
-  FILE* pipe = popen(("bash -c '" + command + "' 2>&1").c_str(), "r");
+  FILE* pipe = popen(("bash -c '" + command + "'" + (stderr_too ? " 2>&1" : " 2>/dev/null")).c_str(), "r");
   char buf[4096];
   while (size_t n = fread(buf, 1, sizeof buf, pipe)) r.output.append(buf, n);
   const int status = pclose(pipe);
@@ -32,9 +33,10 @@ inline Result shell(const std::string& command) {
   return r;
 }
 
-// The `moh` executable's path, and `moh ARGS` run through bash (no single quotes in ARGS).
+// The `moh` executable's path, and `moh ARGS` run through bash (ARGS may hold redirections such as
+// "< file"; no single quotes).
 inline std::string moh_path() { return MOH_TEST_PATH(MOH_CLI_PATH); }
-inline Result moh(const std::string& args) { return shell(moh_path() + " " + args); }
+inline Result moh(const std::string& args, bool stderr_too = true) { return shell(moh_path() + " " + args, stderr_too); }
 
 class Cli : public test::TempDirTest {
  protected:

@@ -15,7 +15,7 @@
 #include "data/text/token_windows.h"
 #include "tests/data/text/text_test_util.h"
 #include "tests/test_util.h"
-#include "tests/tools/cli_runner.h"
+#include "tests/tools/cli_test_util.h"
 
 namespace moh {
 namespace {
@@ -55,10 +55,10 @@ class TextCli : public test::TempDirTest {
     return out;
   }
   std::string tokenize(const std::string& out, const std::string& extra) {
-    const test::CliResult r = test::run_moh(str_cat("tokenize --tokenizer ", ranks(), " --out ", path(out), " ", extra, " ",
+    const test::Result r = test::moh(str_cat("tokenize --tokenizer ", ranks(), " --out ", path(out), " ", extra, " ",
                                                     path("corpus")), false);
-    EXPECT_EQ(r.status, 0) << r.out;
-    return r.out;
+    EXPECT_EQ(r.status, 0) << r.output;
+    return r.output;
   }
 };
 
@@ -86,9 +86,9 @@ TEST_F(TextCli, ShardsDoNotDependOnThreadsOrShardSize) {
 }
 
 TEST_F(TextCli, StdinIsOneDocument) {
-  const test::CliResult r = test::run_moh(str_cat("tokenize --tokenizer ", ranks(), " --out ", path("stdin"), " - < ",
+  const test::Result r = test::moh(str_cat("tokenize --tokenizer ", ranks(), " --out ", path("stdin"), " - < ",
                                                   path("corpus/01.txt")));
-  ASSERT_EQ(r.status, 0) << r.out;
+  ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(tokens_of(path("stdin"), "train"), expected(1, 2));
 }
 
@@ -104,9 +104,9 @@ TEST_F(TextCli, TokenizeErrors) {
       {"tokenize" + t + " --out " + path("o") + " --bogus " + path("corpus"), "unknown option '--bogus'"},
   };
   for (const auto& [args, message] : usage) {
-    const test::CliResult r = test::run_moh(args);
-    EXPECT_EQ(r.status, 2) << args << "\n" << r.out;
-    EXPECT_NE(r.out.find(message), std::string::npos) << r.out;
+    const test::Result r = test::moh(args);
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find(message), std::string::npos) << r.output;
   }
   const std::vector<std::pair<std::string, std::string>> runtime = {
       {"tokenize" + t + " --out " + path("o") + " " + path("nope.txt"), "input '" + path("nope.txt") + "' does not exist"},
@@ -114,21 +114,21 @@ TEST_F(TextCli, TokenizeErrors) {
       {"tokenize" + t + " --out " + path("o") + " --val-fraction 0.5 " + path("corpus/00.txt"), "at least 2 documents"},
   };
   for (const auto& [args, message] : runtime) {
-    const test::CliResult r = test::run_moh(args);
-    EXPECT_EQ(r.status, 1) << args << "\n" << r.out;
-    EXPECT_NE(r.out.find(message), std::string::npos) << r.out;
+    const test::Result r = test::moh(args);
+    EXPECT_EQ(r.status, 1) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find(message), std::string::npos) << r.output;
   }
   tokenize("again", "");
-  const test::CliResult r = test::run_moh("tokenize" + t + " --out " + path("again") + " " + path("corpus"));
+  const test::Result r = test::moh("tokenize" + t + " --out " + path("again") + " " + path("corpus"));
   EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.out.find("already holds token shards"), std::string::npos) << r.out;
+  EXPECT_NE(r.output.find("already holds token shards"), std::string::npos) << r.output;
 }
 
 TEST_F(TextCli, EncodeAndDecodeLineByLineAndWhole) {
   const std::string text = "Hello world\nIn the <|endoftext|> beginning\n\n  spaced  \n";
   write("in.txt", text);
   const std::string t = " --tokenizer " + ranks();
-  const test::CliResult lines = test::run_moh("tokenizer encode" + t + " < " + path("in.txt"), false);
+  const test::Result lines = test::moh("tokenizer encode" + t + " < " + path("in.txt"), false);
   ASSERT_EQ(lines.status, 0);
   std::string expected_lines;
   for (const std::string line : {"Hello world", "In the <|endoftext|> beginning", "", "  spaced  "}) {
@@ -136,29 +136,29 @@ TEST_F(TextCli, EncodeAndDecodeLineByLineAndWhole) {
     for (TokenId id : tokenizer().encode_ordinary(line)) ids += (ids.empty() ? "" : " ") + std::to_string(id);
     expected_lines += ids + "\n";
   }
-  EXPECT_EQ(lines.out, expected_lines);
-  write("ids.txt", lines.out);
-  EXPECT_EQ(test::run_moh("tokenizer decode" + t + " < " + path("ids.txt"), false).out, text);
+  EXPECT_EQ(lines.output, expected_lines);
+  write("ids.txt", lines.output);
+  EXPECT_EQ(test::moh("tokenizer decode" + t + " < " + path("ids.txt"), false).output, text);
 
-  const test::CliResult whole = test::run_moh("tokenizer encode --whole --allow-special" + t + " < " + path("in.txt"), false);
+  const test::Result whole = test::moh("tokenizer encode --whole --allow-special" + t + " < " + path("in.txt"), false);
   std::string ids;
   for (TokenId id : tokenizer().encode(text, text::AllowedSpecial::all())) ids += (ids.empty() ? "" : " ") + std::to_string(id);
-  EXPECT_EQ(whole.out, ids + "\n");
-  EXPECT_NE(whole.out.find(" 50256 "), std::string::npos);
-  write("whole_ids.txt", whole.out);
-  EXPECT_EQ(test::run_moh("tokenizer decode --whole" + t + " < " + path("whole_ids.txt"), false).out, text);
+  EXPECT_EQ(whole.output, ids + "\n");
+  EXPECT_NE(whole.output.find(" 50256 "), std::string::npos);
+  write("whole_ids.txt", whole.output);
+  EXPECT_EQ(test::moh("tokenizer decode --whole" + t + " < " + path("whole_ids.txt"), false).output, text);
 
   write("bad_ids.txt", "1 2\n3 x4\n");
-  const test::CliResult bad = test::run_moh("tokenizer decode" + t + " < " + path("bad_ids.txt"));
+  const test::Result bad = test::moh("tokenizer decode" + t + " < " + path("bad_ids.txt"));
   EXPECT_EQ(bad.status, 1);
-  EXPECT_NE(bad.out.find("stdin line 2: 'x4' is not a token id"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.output.find("stdin line 2: 'x4' is not a token id"), std::string::npos) << bad.output;
   write("big_id.txt", "99999\n");
-  EXPECT_NE(test::run_moh("tokenizer decode" + t + " < " + path("big_id.txt")).out.find("cannot decode id 99999"),
+  EXPECT_NE(test::moh("tokenizer decode" + t + " < " + path("big_id.txt")).output.find("cannot decode id 99999"),
             std::string::npos);
-  EXPECT_EQ(test::run_moh("tokenizer frobnicate" + t).status, 2);
-  EXPECT_EQ(test::run_moh("tokenizer encode").status, 2);
-  const test::CliResult info = test::run_moh("tokenizer info" + t, false);
-  EXPECT_EQ(nlohmann::json::parse(info.out).at("vocab_size"), 50257);
+  EXPECT_EQ(test::moh("tokenizer frobnicate" + t).status, 2);
+  EXPECT_EQ(test::moh("tokenizer encode").status, 2);
+  const test::Result info = test::moh("tokenizer info" + t, false);
+  EXPECT_EQ(nlohmann::json::parse(info.output).at("vocab_size"), 50257);
 }
 
 TEST_F(TextCli, TrainsASentencePieceModelThatTokenizeUses) {
@@ -166,28 +166,28 @@ TEST_F(TextCli, TrainsASentencePieceModelThatTokenizeUses) {
   for (int k = 0; k < 30; ++k)
     for (const std::string& doc : kDocuments) corpus += doc;
   write("train/text.txt", corpus);
-  const test::CliResult trained =
-      test::run_moh("tokenizer train --vocab-size 400 --out " + path("sp.model") + " " + path("train"), false);
-  ASSERT_EQ(trained.status, 0) << trained.out;
-  EXPECT_EQ(nlohmann::json::parse(trained.out).at("vocab_size"), 400);
+  const test::Result trained =
+      test::moh("tokenizer train --vocab-size 400 --out " + path("sp.model") + " " + path("train"), false);
+  ASSERT_EQ(trained.status, 0) << trained.output;
+  EXPECT_EQ(nlohmann::json::parse(trained.output).at("vocab_size"), 400);
   const auto model = text::load_tokenizer(path("sp.model"));
-  const test::CliResult r = test::run_moh(str_cat("tokenize --tokenizer ", path("sp.model"), " --out ", path("sp_shards"), " ",
+  const test::Result r = test::moh(str_cat("tokenize --tokenizer ", path("sp.model"), " --out ", path("sp_shards"), " ",
                                                   path("corpus/00.txt")), false);
-  ASSERT_EQ(r.status, 0) << r.out;
+  ASSERT_EQ(r.status, 0) << r.output;
   std::vector<TokenId> expected{2};  // </s> separates documents
   const auto ids = model->encode_ordinary(kDocuments[0]);
   expected.insert(expected.end(), ids.begin(), ids.end());
   EXPECT_EQ(tokens_of(path("sp_shards"), "train"), expected);
-  EXPECT_EQ(test::run_moh("tokenizer train --out " + path("x.model") + " " + path("train")).status, 2);
-  EXPECT_EQ(test::run_moh("tokenizer train --vocab-size 300 --out " + path("x.model")).status, 2);
-  const test::CliResult chars = test::run_moh("tokenizer train --kind char --out " + path("c.json") + " " + path("train"), false);
-  ASSERT_EQ(chars.status, 0) << chars.out;
+  EXPECT_EQ(test::moh("tokenizer train --out " + path("x.model") + " " + path("train")).status, 2);
+  EXPECT_EQ(test::moh("tokenizer train --vocab-size 300 --out " + path("x.model")).status, 2);
+  const test::Result chars = test::moh("tokenizer train --kind char --out " + path("c.json") + " " + path("train"), false);
+  ASSERT_EQ(chars.status, 0) << chars.output;
   const auto char_tokenizer = text::load_tokenizer(path("c.json"));
   EXPECT_EQ(char_tokenizer->decode(char_tokenizer->encode_ordinary(corpus)), corpus);
-  EXPECT_EQ(test::run_moh("tokenizer train --kind words --out " + path("c.json") + " " + path("train")).status, 2);
-  const test::CliResult bad = test::run_moh("tokenizer train --vocab-size 10 --out " + path("x.model") + " " + path("train"));
+  EXPECT_EQ(test::moh("tokenizer train --kind words --out " + path("c.json") + " " + path("train")).status, 2);
+  const test::Result bad = test::moh("tokenizer train --vocab-size 10 --out " + path("x.model") + " " + path("train"));
   EXPECT_EQ(bad.status, 1);
-  EXPECT_NE(bad.out.find("at least 260"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.output.find("at least 260"), std::string::npos) << bad.output;
 }
 
 }  // namespace
