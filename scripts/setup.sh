@@ -17,6 +17,7 @@ packages=(
   libjpeg62-turbo-dev libpng-dev  # JPEG/PNG decoding for ImageNet-style image folders (data/image_decode)
   openmpi-bin libopenmpi-dev  # MPI: multi-process data-parallel training (core/dist, scripts/launch.sh, mpirun tests)
   dataset-fashion-mnist       # Fashion-MNIST IDX files in /usr/share/datasets/fashion-mnist (ViT runs)
+  clang libclang-rt-14-dev libomp-14-dev  # the sanitizer + libFuzzer build (scripts/sanitized_build.sh, fuzz.sh)
 )
 case "${1:-}" in
   --reference) packages+=(python3-torch python3-numpy) ;;  # regenerate fixtures, bench_vs_torch.sh
