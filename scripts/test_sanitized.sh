@@ -24,9 +24,19 @@ build_s=$((SECONDS - start))
 export ASAN_OPTIONS=abort_on_error=1:detect_leaks=1:check_initialization_order=1:strict_init_order=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export LSAN_OPTIONS=suppressions=$PWD/scripts/sanitizers/lsan.supp:print_suppressions=0
+# Tests run with LeakSanitizer off (ASan and UBSan stay on), each with its reason.
+no_leak_check=(
+  # Processes under mpirun: OpenMPI 4.1 leaves hundreds of allocations at MPI_Finalize, most from MCA
+  # plugins it has unloaded by exit, so LeakSanitizer cannot even name the library (none is moh's).
+  '^dist\.train$'
+  '^dist\.collectives_np2$'
+)
+
 start=$SECONDS
-exclude_regex=$(IFS='|'; echo "${excluded[*]}")
-ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$jobs" --timeout 600 -E "$exclude_regex"
+joined() { local IFS='|'; echo "$*"; }
+ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$jobs" --timeout 600 -E "$(joined "${excluded[@]}" "${no_leak_check[@]}")"
+ASAN_OPTIONS=$ASAN_OPTIONS:detect_leaks=0 \
+  ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$jobs" --timeout 600 -R "$(joined "${no_leak_check[@]}")"
 test_s=$((SECONDS - start))
 
 start=$SECONDS

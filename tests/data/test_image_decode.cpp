@@ -228,9 +228,10 @@ TEST_F(ImageDecode, CorruptFilesThrowNamingTheFile) {
        {"not a JPEG or PNG", "68 65 6c"}},
       {write("empty.png", {}), {"not a JPEG or PNG", "empty"}},
   };
-  for (const auto& [p, parts] : cases) {
+  for (const auto& [file, parts] : cases) {
     std::vector<std::string> expect = parts;
-    expect.push_back(p);
+    expect.push_back(file);
+    const std::string& p = file;  // a lambda cannot capture a structured binding before clang 16
     test::expect_error([&] { read_image(p, 3); }, expect);
   }
   // JPEG magic followed by noise; a PNG whose pixel data is damaged (CRC or zlib error).
