@@ -112,12 +112,13 @@ Tensor read_idx(const std::string& path) {
     const unsigned char* b = &dim_bytes[size_t(d) * 4];
     const uint64_t v = (uint64_t(b[0]) << 24) | (uint64_t(b[1]) << 16) | (uint64_t(b[2]) << 8) | b[3];
     shape.push_back(int64_t(v));
-    if (v != 0 && numel > uint64_t(std::numeric_limits<int64_t>::max()) / 8 / v) too_big = true;
-    else numel *= v;
+    // The non-zero dims multiply even beside a 0 (a tensor's strides do), so they must fit too.
+    const uint64_t factor = std::max<uint64_t>(v, 1);
+    if (numel > uint64_t(std::numeric_limits<int64_t>::max()) / 8 / factor) too_big = true;
+    else numel *= factor;
   }
-  const bool empty = std::find(shape.begin(), shape.end(), 0) != shape.end();
-  MOH_CHECK(!too_big || empty, where, ": dims ", shape_str(shape), " hold too many elements to address");
-  if (empty) numel = 0;
+  MOH_CHECK(!too_big, where, ": dims ", shape_str(shape), " hold too many elements to address");
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) numel = 0;
   const uint64_t need = numel * type->file_size;
 
   const uint64_t file_size = uint64_t(st.st_size);

@@ -48,6 +48,16 @@ void check_size(int64_t height, int64_t width, const std::string& what) {
             width, "x", height, " is empty or too large (at most ", kMaxPixels, " pixels)");
 }
 
+int64_t megabytes(int64_t bytes) { return (bytes + (int64_t(1) << 20) - 1) >> 20; }
+
+// Throws when decoding a width x height image of `format` needs more than the budget (bytes).
+void check_budget(int64_t need, int64_t budget, int64_t height, int64_t width, const char* format,
+                  const std::string& what) {
+  MOH_CHECK(need <= budget, "decode_image: '", what, "': decoding this ", width, "x", height, " ", format,
+            " needs ", megabytes(need), " MB, more than the decode memory budget of ", budget >> 20,
+            " MB (data.decode_budget_mb)");
+}
+
 // ITU-R 601 luma in libjpeg's (and PIL's) 16-bit fixed point.
 inline uint8_t luma(uint32_t r, uint32_t g, uint32_t b) {
   return uint8_t((19595 * r + 38470 * g + 7471 * b + 32768) >> 16);
@@ -126,7 +136,7 @@ void cmyk_to_rgb(const uint8_t* src, uint8_t* dst, int64_t n, bool inverted) {
 }
 
 Image decode_jpeg(const uint8_t* data, size_t size, int64_t channels, const std::string& what,
-                  const ReductionFn& reduction) {
+                  const ReductionFn& reduction, int64_t budget) {
   JpegDecompress d;
   jpeg_decompress_struct& c = d.cinfo;
   auto fail = [&] { MOH_FAIL("decode_image: '", what, "': corrupt or truncated JPEG: ", d.err.message); };
@@ -148,6 +158,17 @@ Image decode_jpeg(const uint8_t* data, size_t size, int64_t channels, const std:
   if (!guarded(d.err.jump, [&] { jpeg_calc_output_dimensions(&c); })) fail();
 
   const int64_t h = c.output_height, w = c.output_width, comps = c.out_color_components;
+  int64_t need = h * w * (channels + (comps == channels ? 0 : comps) + (cmyk && channels == 1 ? 3 : 0));
+  if (c.progressive_mode || c.comps_in_scan < c.num_components) {
+    // Several scans: libjpeg keeps every DCT coefficient of the full-size image (64 x 2 bytes a block).
+    for (int i = 0; i < c.num_components; ++i) {
+      const jpeg_component_info& comp = c.comp_info[i];
+      const auto round_up = [](int64_t v, int64_t m) { return (v + m - 1) / m * m; };
+      need += round_up(comp.width_in_blocks, comp.h_samp_factor) * round_up(comp.height_in_blocks, comp.v_samp_factor) *
+              int64_t(DCTSIZE2 * sizeof(JCOEF));
+    }
+  }
+  check_budget(need, budget, c.image_height, c.image_width, "JPEG", what);
   Image img = make_image(h, w, channels);
   img.reduction = r;
   std::vector<uint8_t> raw(comps == channels ? 0 : size_t(h * w * comps));
@@ -207,7 +228,7 @@ struct PngRead {
 };
 
 Image decode_png(const uint8_t* data, size_t size, int64_t channels, const std::string& what,
-                 const ReductionFn& reduction) {
+                 const ReductionFn& reduction, int64_t budget) {
   PngRead r;
   r.png = png_create_read_struct(PNG_LIBPNG_VER_STRING, r.message, png_fail, png_ignore_warning);
   MOH_CHECK(r.png, "decode_image: '", what, "': cannot initialise libpng");
@@ -233,6 +254,15 @@ Image decode_png(const uint8_t* data, size_t size, int64_t channels, const std::
   const int64_t comps = png_get_channels(r.png, r.info);
   MOH_CHECK(comps >= 1 && comps <= 4 && png_get_rowbytes(r.png, r.info) == size_t(w) * size_t(comps),
             "decode_image: '", what, "': unexpected PNG layout after expansion (", comps, " channels)");
+  // libpng's current and previous row (+1 filter byte each) hold the row as stored, before expansion.
+  const int64_t stored_channels = color == PNG_COLOR_TYPE_GRAY_ALPHA ? 2
+                                  : color == PNG_COLOR_TYPE_RGB      ? 3
+                                  : color == PNG_COLOR_TYPE_RGB_ALPHA ? 4
+                                                                      : 1;
+  const int64_t stored_row = (int64_t(w) * stored_channels * depth + 7) / 8 + 1;
+  check_budget(int64_t(h) * w * (channels + (comps == channels ? 0 : comps)) + 2 * stored_row +
+                   int64_t(h) * int64_t(sizeof(png_bytep)),
+               budget, h, w, "PNG", what);
   Image img = make_image(h, w, channels);
   std::vector<uint8_t> raw(comps == channels ? 0 : size_t(h) * w * size_t(comps));
   uint8_t* buf = comps == channels ? img.pixels.data() : raw.data();
@@ -285,11 +315,12 @@ ImageFormat sniff_image_format(const uint8_t* data, size_t size, const std::stri
 }
 
 Image decode_image(const uint8_t* data, size_t size, int64_t channels, const std::string& what,
-                   const ReductionFn& reduction) {
+                   const ReductionFn& reduction, int64_t budget_bytes) {
   MOH_CHECK(channels == 1 || channels == 3, "decode_image: channels must be 1 or 3, got ", channels);
+  MOH_CHECK(budget_bytes > 0, "decode_image: the decode memory budget must be > 0 bytes, got ", budget_bytes);
   return sniff_image_format(data, size, what) == ImageFormat::Jpeg
-             ? decode_jpeg(data, size, channels, what, reduction)
-             : decode_png(data, size, channels, what, reduction);
+             ? decode_jpeg(data, size, channels, what, reduction, budget_bytes)
+             : decode_png(data, size, channels, what, reduction, budget_bytes);
 }
 
 std::vector<uint8_t> read_file_bytes(const std::string& path) {
@@ -313,9 +344,9 @@ void write_file_bytes(const std::string& path, const std::vector<uint8_t>& bytes
   MOH_CHECK(std::fclose(f.release()) == 0, "write_file_bytes: '", path, "': ", std::strerror(errno));
 }
 
-Image read_image(const std::string& path, int64_t channels, const ReductionFn& reduction) {
+Image read_image(const std::string& path, int64_t channels, const ReductionFn& reduction, int64_t budget_bytes) {
   const std::vector<uint8_t> bytes = read_file_bytes(path);
-  return decode_image(bytes.data(), bytes.size(), channels, path, reduction);
+  return decode_image(bytes.data(), bytes.size(), channels, path, reduction, budget_bytes);
 }
 
 std::vector<uint8_t> encode_jpeg(const Image& image, int quality) {

@@ -251,7 +251,7 @@ struct ImageFolderLoader::Impl {
                  ? crop_resize_grid(random_resized_crop_box(h, w, opt.scale, opt.ratio, gen), size, size)
                  : resize_center_crop_grid(h, w, resize, size);
       return opt.jpeg_reduction ? max_reduction(grid) : int64_t(1);
-    });
+    }, opt.decode_budget_mb << 20);
     const bool flip = opt.train && uniform01(gen) < opt.hflip;
     if (img.reduction > 1) grid = reduce_grid(grid, img.reduction, img.height, img.width);
     resample_normalize(img, grid, size, size, flip, opt.mean.data(), opt.std_dev.data(), out);
@@ -280,6 +280,8 @@ void check_options(const ImageFolderOptions& o) {
   for (float s : o.std_dev) MOH_CHECK(s > 0, op, ": std_dev values must be > 0, got ", s);
   MOH_CHECK(o.threads >= 1 && o.threads <= 256, op, ": threads must be in 1..256, got ", o.threads);
   MOH_CHECK(o.prefetch >= 1, op, ": prefetch must be >= 1, got ", o.prefetch);
+  MOH_CHECK(o.decode_budget_mb >= 1 && o.decode_budget_mb <= (int64_t(1) << 30), op,
+            ": decode_budget_mb must be in 1..", int64_t(1) << 30, ", got ", o.decode_budget_mb);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "data/image_decode.h"
 #include "data/image_source.h"
 
 namespace moh {
@@ -52,6 +53,9 @@ struct ImageFolderOptions {
   uint64_t seed = 0;     // shuffle order and augmentation
   // Decode a JPEG at 1/2, 1/4 or 1/8 size when its crop still has >= 1 source pixel per output pixel.
   bool jpeg_reduction = true;
+  // Memory one image's decode may spend (decode_image's budget); an image over it is unreadable (skipped
+  // with a warning). Each worker thread decodes one image at a time.
+  int64_t decode_budget_mb = kDefaultDecodeBudgetBytes >> 20;
   // Receives one message per unreadable file (called from worker threads, one call at a time); empty:
   // "warning: <message>" on stderr.
   std::function<void(const std::string&)> warn;

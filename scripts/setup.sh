@@ -22,6 +22,7 @@ packages=(
   libpcre2-dev                # tokenizer split patterns (data/text/split_pattern)
   libsentencepiece-dev sentencepiece  # SentencePiece .model files and training; spm_encode for its fixtures
   bible-kjv                   # the King James Bible, the default text corpus (scripts/prepare_kjv.sh)
+  clang libclang-rt-14-dev libomp-14-dev  # the sanitizer + libFuzzer build (scripts/sanitized_build.sh, fuzz.sh)
 )
 case "${1:-}" in
   --reference)  # regenerate fixtures, bench_vs_torch.sh, bench_text.sh

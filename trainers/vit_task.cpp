@@ -12,6 +12,7 @@
 #include "core/io/hdf5_file.h"
 #include "core/ops.h"
 #include "data/fashion_mnist.h"
+#include "data/image_decode.h"  // kDefaultDecodeBudgetBytes
 #include "data/folder_image_source.h"
 #include "data/memory_image_source.h"
 #include "data/mixup.h"
@@ -70,6 +71,11 @@ config::Schema vit_schema() {
             .range(0.1, 1));
   s.add(Key::Int("data.workers", "image_folder: decoding and augmentation threads").def(4).min(1));
   s.add(Key::Int("data.prefetch", "image_folder: batches prepared ahead of training").def(4).min(1));
+  s.add(Key::Int("data.decode_budget_mb",
+                 "image_folder: memory one image's decoding may spend (per worker); a larger image is skipped "
+                 "with a warning")
+            .def(kDefaultDecodeBudgetBytes >> 20)
+            .range(1, 1 << 30));
   s.add(Key::Int("data.crop_padding", "fashion_mnist: random translation of up to N pixels (0 = off)").def(2).min(0));
   s.add(Key::Float("data.hflip", "probability of a horizontal flip of a training image").def(0.5).range(0, 1));
   s.add(Key::Float("data.label_smoothing", "label smoothing of the training loss").def(0.0).range(0, 1));
@@ -112,6 +118,7 @@ std::unique_ptr<ImageSource> make_source(const Config& cfg, const WarningChannel
   o.hflip = cfg.get_float("data.hflip");
   o.threads = cfg.get_int("data.workers");
   o.prefetch = cfg.get_int("data.prefetch");
+  o.decode_budget_mb = cfg.get_int("data.decode_budget_mb");
   o.seed = seed;
   o.warn = [&warnings](const std::string& message) { warnings.warn(message); };
   return std::make_unique<FolderImageSource>(o, cfg.get_string("data.eval_split"), cfg.get_int("data.eval_limit"));

@@ -21,7 +21,8 @@ MOH_HOST_DEVICE MOH_FORCE_INLINE float fast_exp_blend(bool take, float v, float 
 MOH_HOST_DEVICE MOH_FORCE_INLINE float fast_exp(float x) {
   x = fast_exp_blend(x < -87.0f, -87.0f, x);
   x = fast_exp_blend(x > 88.0f, 88.0f, x);
-  const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round(x / ln 2) (1.5 * 2^23 trick)
+  const float shifted = x * 1.44269504088896341f + 12582912.0f;  // 1.5 * 2^23 + round(x / ln 2)
+  const float n = shifted - 12582912.0f;                           // round(x / ln 2)
   const float y = (x - n * 0.693359375f) + n * 2.12194440e-4f;  // x - n ln2, |y| <= ln2 / 2 (Cody-Waite split:
                                                                 // n * 0.693359375 is exact)
   float p = 1.0f / 720.0f;
@@ -31,7 +32,10 @@ MOH_HOST_DEVICE MOH_FORCE_INLINE float fast_exp(float x) {
   p = p * y + 0.5f;
   p = p * y + 1.0f;
   p = p * y + 1.0f;
-  const uint32_t scale_bits = uint32_t(int32_t(n) + 127) << 23;
+  // 2^n: n sits in shifted's low mantissa bits (its float bits are 0x4B400000 + n; the high bits shift
+  // out). Integer arithmetic on the bits, so a NaN x (NaN through p) never meets a float-to-int
+  // conversion, which would be undefined behaviour.
+  const uint32_t scale_bits = (float_bits(shifted) + 127u) << 23;
   return p * bits_float(scale_bits);
 }
 

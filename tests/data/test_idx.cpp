@@ -156,6 +156,10 @@ TEST_F(Idx, AbsurdDims) {
   const std::string huge = idx_file(0x0E, {0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu}, "");
   expect_read_error(write_raw("overflow", huge), {"too many elements"});
   expect_read_error(write_gz("overflow.gz", huge), {"too many elements"});
+  // Empty (a dim of 0) yet the other dims overflow a stride (found by fuzz/idx): rejected, not UB.
+  const std::string empty_huge = idx_file(0x08, {0, 0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu}, "");
+  expect_read_error(write_raw("empty_overflow", empty_huge), {"too many elements", "[0, 4294967295"});
+  expect_read_error(write_gz("empty_overflow.gz", empty_huge), {"too many elements"});
   // Representable but far more than the file can hold (~64 GiB asked of a tiny file).
   const std::string big = idx_file(0x0E, {65536, 65536, 2}, "12345678");
   expect_read_error(write_raw("big", big), {"truncated", "need 68719476736 bytes of data, got 8"});

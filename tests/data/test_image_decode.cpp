@@ -155,39 +155,12 @@ TEST_F(ImageDecode, PngPaletteSixteenBitAndAlpha) {
             (std::vector<uint8_t>{77, 77, 77, 99, 99, 99}));
 }
 
-// An Adobe CMYK JPEG (what Photoshop writes: inverted values) through libjpeg directly.
-std::vector<uint8_t> cmyk_jpeg(const std::vector<uint8_t>& cmyk, int w, int h) {
-  jpeg_compress_struct c{};
-  jpeg_error_mgr err{};
-  c.err = jpeg_std_error(&err);
-  jpeg_create_compress(&c);
-  unsigned char* buf = nullptr;
-  unsigned long size = 0;
-  jpeg_mem_dest(&c, &buf, &size);
-  c.image_width = JDIMENSION(w);
-  c.image_height = JDIMENSION(h);
-  c.input_components = 4;
-  c.in_color_space = JCS_CMYK;
-  jpeg_set_defaults(&c);
-  jpeg_set_colorspace(&c, JCS_CMYK);  // writes the Adobe marker
-  jpeg_set_quality(&c, 100, TRUE);
-  jpeg_start_compress(&c, TRUE);
-  while (c.next_scanline < c.image_height) {
-    JSAMPROW row = const_cast<uint8_t*>(cmyk.data()) + c.next_scanline * size_t(w) * 4;
-    jpeg_write_scanlines(&c, &row, 1);
-  }
-  jpeg_finish_compress(&c);
-  jpeg_destroy_compress(&c);
-  std::vector<uint8_t> out(buf, buf + size);
-  std::free(buf);
-  return out;
-}
-
 TEST_F(ImageDecode, AdobeCmykJpeg) {
   const int w = 16, h = 8;
   std::vector<uint8_t> cmyk;
   for (int i = 0; i < w * h; ++i) cmyk.insert(cmyk.end(), {200, 120, 40, 230});  // flat: no DCT error
-  const Image rgb = decode(cmyk_jpeg(cmyk, w, h), 3), grey = decode(cmyk_jpeg(cmyk, w, h), 1);
+  const std::vector<uint8_t> jpeg = test::libjpeg_encode(cmyk.data(), w, h, 4, JCS_CMYK, false, 100);
+  const Image rgb = decode(jpeg, 3), grey = decode(jpeg, 1);
   ASSERT_EQ(rgb.pixels.size(), size_t(w * h * 3));
   const double r = 200.0 * 230 / 255, g = 120.0 * 230 / 255, b = 40.0 * 230 / 255;  // inverted: v * k / 255
   for (int i = 0; i < w * h; ++i) {
@@ -255,9 +228,10 @@ TEST_F(ImageDecode, CorruptFilesThrowNamingTheFile) {
        {"not a JPEG or PNG", "68 65 6c"}},
       {write("empty.png", {}), {"not a JPEG or PNG", "empty"}},
   };
-  for (const auto& [p, parts] : cases) {
+  for (const auto& [file, parts] : cases) {
     std::vector<std::string> expect = parts;
-    expect.push_back(p);
+    expect.push_back(file);
+    const std::string& p = file;  // a lambda cannot capture a structured binding before clang 16
     test::expect_error([&] { read_image(p, 3); }, expect);
   }
   // JPEG magic followed by noise; a PNG whose pixel data is damaged (CRC or zlib error).

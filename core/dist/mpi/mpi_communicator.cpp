@@ -175,7 +175,8 @@ class MpiCommunicator final : public Communicator {
     const auto [type, mpi_op] = reduction("all_reduce", buf.dtype, op);
     return enqueue(
         "all_reduce", label, describe_buffer(buf),
-        [=, this](MPI_Request* r) {
+        // The bindings are copied by name: clang before 16 cannot capture structured bindings.
+        [=, this, type = type, mpi_op = mpi_op](MPI_Request* r) {
           return MPI_Iallreduce(MPI_IN_PLACE, buf.data, int(buf.count), type, mpi_op, comm_, r);
         },
         op == ReduceOp::Avg ? std::function<void()>([=, this] { divide(buf, size_); }) : nullptr);
@@ -206,7 +207,7 @@ class MpiCommunicator final : public Communicator {
     const auto [type, mpi_op] = reduction("reduce_scatter", in.dtype, op);
     return enqueue(
         "reduce_scatter", label, describe_buffer(in),
-        [=, this](MPI_Request* r) {
+        [=, this, type = type, mpi_op = mpi_op](MPI_Request* r) {
           return MPI_Ireduce_scatter_block(in.data, out.data, int(out.count), type, mpi_op, comm_, r);
         },
         op == ReduceOp::Avg ? std::function<void()>([=, this] { divide(out, size_); }) : nullptr);
