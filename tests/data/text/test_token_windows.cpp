@@ -22,7 +22,7 @@ class TokenWindowsTest : public test::TempDirTest {
   text::TokenCorpus corpus(const std::vector<int64_t>& sizes) {
     std::vector<std::string> paths;
     for (size_t s = 0; s < sizes.size(); ++s) {
-      std::vector<TokenId> tokens(size_t(sizes[s]));
+      std::vector<TokenId> tokens(static_cast<size_t>(sizes[s]));
       for (int64_t i = 0; i < sizes[s]; ++i) tokens[size_t(i)] = TokenId(int64_t(s) * kShardStride + i);
       paths.push_back(path("train_" + std::to_string(s) + ".bin"));
       write_token_shard(paths.back(), tokens, text::TokenWidth::U32);
