@@ -18,16 +18,16 @@
 #include "trainers/stop_signals.h"
 #include "trainers/task.h"
 #include "trainers/trainer.h"
+#include "tools/exit_status.h"
 #include "tools/text_cli.h"
 
 namespace moh {
 namespace {
 
-constexpr int kOk = 0, kRuntimeError = 1, kUsageError = 2;
-
-struct UsageError : Error {
-  using Error::Error;
-};
+using cli::kOk;
+using cli::kRuntimeError;
+using cli::kUsageError;
+using cli::UsageError;
 
 const char* kUsage =
     "usage: moh COMMAND [ARGS]\n"

@@ -19,15 +19,15 @@
 #include "data/text/corpus_tokenizer.h"
 #include "data/text/sentencepiece_tokenizer.h"
 #include "data/text/tokenizer.h"
+#include "tools/exit_status.h"
 
 namespace moh {
 namespace {
 
-constexpr int kOk = 0, kRuntimeError = 1, kUsageError = 2;
-
-struct TextUsageError : Error {
-  using Error::Error;
-};
+using cli::kOk;
+using cli::kRuntimeError;
+using cli::kUsageError;
+using cli::UsageError;
 
 const char* kTokenizeHelp =
     "usage: moh tokenize --tokenizer FILE --out DIR [--val-fraction F] [--threads N] [--shard-tokens N] FILES|DIRS|-\n"
@@ -68,10 +68,10 @@ Args parse(int argc, char** argv, int first, const std::vector<std::string>& val
     } else if (std::find(flags.begin(), flags.end(), arg) != flags.end()) {
       args.options[arg] = "1";
     } else if (std::find(valued.begin(), valued.end(), arg) != valued.end()) {
-      if (i + 1 >= argc) throw TextUsageError(str_cat(arg, " needs a value"));
+      if (i + 1 >= argc) throw UsageError(str_cat(arg, " needs a value"));
       args.options[arg] = argv[++i];
     } else if (arg.size() > 1 && arg[0] == '-' && arg != "-") {
-      throw TextUsageError(str_cat("unknown option '", arg, "'"));
+      throw UsageError(str_cat("unknown option '", arg, "'"));
     } else {
       args.positional.push_back(arg);
     }
@@ -87,13 +87,13 @@ T number(const Args& args, const std::string& key, T fallback) {
   const std::string& s = it->second;
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
   if (ec != std::errc() || end != s.data() + s.size())
-    throw TextUsageError(str_cat(key, " must be a number, got '", s, "'"));
+    throw UsageError(str_cat(key, " must be a number, got '", s, "'"));
   return value;
 }
 
 std::string required(const Args& args, const std::string& key, const char* help) {
   const auto it = args.options.find(key);
-  if (it == args.options.end()) throw TextUsageError(str_cat("missing ", key, "\n", help));
+  if (it == args.options.end()) throw UsageError(str_cat("missing ", key, "\n", help));
   return it->second;
 }
 
@@ -109,10 +109,10 @@ int tokenize(int argc, char** argv) {
   options.val_fraction = number(args, "--val-fraction", 0.0);
   options.threads = number(args, "--threads", 1);
   options.shard_tokens = number<int64_t>(args, "--shard-tokens", options.shard_tokens);
-  if (args.positional.empty()) throw TextUsageError(str_cat("no input documents\n", kTokenizeHelp));
+  if (args.positional.empty()) throw UsageError(str_cat("no input documents\n", kTokenizeHelp));
   if (options.val_fraction < 0 || options.val_fraction >= 1)
-    throw TextUsageError(str_cat("--val-fraction must be in [0, 1), got ", options.val_fraction));
-  if (options.threads < 1) throw TextUsageError(str_cat("--threads must be at least 1, got ", options.threads));
+    throw UsageError(str_cat("--val-fraction must be in [0, 1), got ", options.val_fraction));
+  if (options.threads < 1) throw UsageError(str_cat("--threads must be at least 1, got ", options.threads));
   const std::vector<std::string> documents = text::expand_document_paths(args.positional);
   const auto tokenizer = text::load_tokenizer(tokenizer_path);
   const bool tty = isatty(STDERR_FILENO);
@@ -167,9 +167,9 @@ std::vector<text::TokenId> parse_ids(const std::string& line, size_t line_number
 
 int train_char(const Args& args) {
   const std::string out = required(args, "--out", kTokenizerHelp);
-  if (args.options.count("--vocab-size")) throw TextUsageError("--vocab-size does not apply to --kind char");
+  if (args.options.count("--vocab-size")) throw UsageError("--vocab-size does not apply to --kind char");
   std::vector<std::string> inputs(args.positional.begin() + 1, args.positional.end());
-  if (inputs.empty()) throw TextUsageError(str_cat("no training text files\n", kTokenizerHelp));
+  if (inputs.empty()) throw UsageError(str_cat("no training text files\n", kTokenizerHelp));
   const text::CharTokenizer tokenizer = text::train_char_tokenizer(text::expand_document_paths(inputs), out);
   write_file_atomically(out, tokenizer.to_json());
   std::cout << nlohmann::json{{"model", out}, {"vocab_size", tokenizer.vocab_size()}}.dump() << std::endl;
@@ -179,15 +179,15 @@ int train_char(const Args& args) {
 int train_tokenizer(const Args& args) {
   const std::string kind = args.options.count("--kind") ? args.options.at("--kind") : "sentencepiece";
   if (kind == "char") return train_char(args);
-  if (kind != "sentencepiece") throw TextUsageError(str_cat("--kind must be sentencepiece or char, got '", kind, "'"));
+  if (kind != "sentencepiece") throw UsageError(str_cat("--kind must be sentencepiece or char, got '", kind, "'"));
   text::SentencePieceTraining training;
   training.model_path = required(args, "--out", kTokenizerHelp);
   training.vocab_size = number(args, "--vocab-size", 0);
   training.threads = number(args, "--threads", 1);
-  if (!args.options.count("--vocab-size")) throw TextUsageError(str_cat("missing --vocab-size\n", kTokenizerHelp));
-  if (training.threads < 1) throw TextUsageError(str_cat("--threads must be at least 1, got ", training.threads));
+  if (!args.options.count("--vocab-size")) throw UsageError(str_cat("missing --vocab-size\n", kTokenizerHelp));
+  if (training.threads < 1) throw UsageError(str_cat("--threads must be at least 1, got ", training.threads));
   training.inputs.assign(args.positional.begin() + 1, args.positional.end());
-  if (training.inputs.empty()) throw TextUsageError(str_cat("no training text files\n", kTokenizerHelp));
+  if (training.inputs.empty()) throw UsageError(str_cat("no training text files\n", kTokenizerHelp));
   training.inputs = text::expand_document_paths(training.inputs);
   text::train_sentencepiece(training);
   const auto tokenizer = text::load_tokenizer(training.model_path);
@@ -199,15 +199,15 @@ int tokenizer_command(int argc, char** argv) {
   const Args args = parse(argc, argv, 2, {"--tokenizer", "--out", "--vocab-size", "--threads", "--kind"},
                           {"--whole", "--allow-special"});
   if (args.help || args.positional.empty()) {
-    if (!args.help) throw TextUsageError(str_cat("missing subcommand\n", kTokenizerHelp));
+    if (!args.help) throw UsageError(str_cat("missing subcommand\n", kTokenizerHelp));
     std::cout << kTokenizerHelp;
     return kOk;
   }
   const std::string sub = args.positional[0];
   if (sub != "encode" && sub != "decode" && sub != "info" && sub != "train")
-    throw TextUsageError(str_cat("unknown subcommand '", sub, "'\n", kTokenizerHelp));
+    throw UsageError(str_cat("unknown subcommand '", sub, "'\n", kTokenizerHelp));
   if (sub == "train") return train_tokenizer(args);
-  if (args.positional.size() > 1) throw TextUsageError(str_cat("unexpected argument '", args.positional[1], "'"));
+  if (args.positional.size() > 1) throw UsageError(str_cat("unexpected argument '", args.positional[1], "'"));
   const auto tokenizer = text::load_tokenizer(required(args, "--tokenizer", kTokenizerHelp));
   const bool whole = args.options.count("--whole") > 0;
   if (sub == "info") {
@@ -246,7 +246,7 @@ bool is_text_command(const std::string& command) { return command == "tokenize" 
 int run_text_command(int argc, char** argv) {
   try {
     return std::string(argv[1]) == "tokenize" ? tokenize(argc, argv) : tokenizer_command(argc, argv);
-  } catch (const TextUsageError& e) {
+  } catch (const UsageError& e) {
     std::cerr << "moh " << argv[1] << ": " << e.what() << "\n";
     return kUsageError;
   } catch (const std::exception& e) {
