@@ -62,6 +62,9 @@ std::map<std::string, Tensor> on_cpu(const std::map<std::string, Tensor>& tensor
   return out;
 }
 
+// The key that sets the run's length: train.steps or train.epochs (exactly one is set).
+const char* run_length_key(const Config& cfg) { return cfg.has("train.steps") ? "train.steps" : "train.epochs"; }
+
 // The run's optimizer steps: train.steps, or train.epochs passes of ceil(samples / batch) steps.
 int64_t planned_steps(const Config& cfg, int64_t samples_per_epoch) {
   const int64_t batch = cfg.get_int("train.batch_size");
@@ -88,9 +91,8 @@ ScheduleOptions schedule_from_config(const Config& cfg, int64_t total_steps) {
                               "): the schedule decays from optim.lr down to schedule.min_lr"));
   if (o.warmup_steps > total_steps)
     throw ConfigError(str_cat(cfg.origin("schedule.warmup_steps"), ": schedule.warmup_steps ", o.warmup_steps,
-                              " exceeds the run's ", total_steps, " steps (",
-                              cfg.has("train.steps") ? "train.steps" : "train.epochs", ", ",
-                              cfg.origin(cfg.has("train.steps") ? "train.steps" : "train.epochs"), ")"));
+                              " exceeds the run's ", total_steps, " steps (", run_length_key(cfg), ", ",
+                              cfg.origin(run_length_key(cfg)), ")"));
   validate_schedule(o);
   return o;
 }
@@ -224,7 +226,7 @@ struct Trainer::Impl {
     for (const std::string& w : checkpoints->take_warnings()) log->warn(w);
     if (resume) restore(resume->path, resume->data);  // checks the stored config before loading anything
     if (step > total_steps) {
-      const char* key = cfg.has("train.steps") ? "train.steps" : "train.epochs";
+      const char* key = run_length_key(cfg);
       throw ConfigError(str_cat(cfg.origin(key), ": ", key, " gives ", total_steps, " steps, but the checkpoint '",
                                 resume->path, "' is at step ", step, ": a resumed run can only go on"));
     }
