@@ -246,7 +246,7 @@ class Loader {
     path = text.substr(0, eq);
     if (eq == std::string::npos || path.empty() || path.find_first_of(" \t") != std::string::npos)
       throw ConfigError(where +
-                        ": expected dotted.key=value, e.g. optim.lr=3e-4 or model.moh.routed_topk=[0,2,2,4]");
+                        ": expected dotted.key=value, e.g. optim.lr=3e-4 or model.routed_topk=[0,2,2,4]");
     std::string value_text = text.substr(eq + 1);
     const Key* key = schema_.find(path);
     if (!key && schema_.is_section(path))

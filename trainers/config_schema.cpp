@@ -403,7 +403,7 @@ std::string schema_markdown(const Schema& schema, const std::string& title, cons
         "- Of the keys marked \"exactly one of\" set one; setting one in a file or an override drops the\n"
         "  others inherited from its bases (`train.epochs: 3` in a child of a `train.steps` file).\n"
         "- Overrides on the command line use the same dotted paths, values are parsed as YAML:\n"
-        "  `build/moh train CONFIG.yaml optim.lr=3e-4 model.moh.routed_topk=[0,2,2,4]`.\n"
+        "  `build/moh train CONFIG.yaml optim.lr=3e-4 model.routed_topk=[0,2,2,4]`.\n"
         "- `build/moh config CONFIG.yaml [overrides]` prints the fully resolved config, defaults included.\n"
         "- Unknown keys, wrong types, out-of-range values and missing required keys are errors naming the\n"
         "  file, line and key.\n\n"

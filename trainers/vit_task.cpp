@@ -17,6 +17,7 @@
 #include "data/memory_image_source.h"
 #include "data/mixup.h"
 #include "models/vit/vit.h"
+#include "trainers/attention_config.h"
 #include "trainers/precision.h"
 
 namespace moh {
@@ -41,19 +42,7 @@ config::Schema vit_schema() {
             .def("cls"));
   s.add(Key::Enum("model.pos_embed", {"learned", "sincos"}, "learned or fixed 2-D sin-cos position embedding")
             .def("learned"));
-  s.add(Key::Enum("model.attention", {"mha", "moh"}, "attention of every block: multi-head or Mixture-of-Head")
-            .def("mha"));
-  s.add(Key::IntList("model.shared_heads",
-                     "moh: always-on heads, one value for all blocks or one per block")
-            .def(std::vector<int64_t>{})
-            .min(0));
-  s.add(Key::IntList("model.routed_topk",
-                     "moh: routed heads picked per token (top-K), one value or one per block; 0 = all-shared block")
-            .def(std::vector<int64_t>{})
-            .min(0));
-  s.add(Key::Enum("model.moh_execution", {"sparse", "dense"},
-                  "moh: compute only the selected heads (sparse) or every head masked (dense, the paper's code)")
-            .def("sparse"));
+  add_attention_keys(s);
 
   s.add(Key::Enum("data.name", {"fashion_mnist", "image_folder"},
                   "dataset: Fashion-MNIST IDX files, or an ImageNet-style folder root/{train,val}/<class>/*")
@@ -138,49 +127,14 @@ VitOptions model_options(const Config& cfg, const ImageSource& data) {
   o.class_token = cfg.get_string("model.pool") == "cls";
   o.pos_embed = cfg.get_string("model.pos_embed") == "sincos" ? VitOptions::PosEmbed::SinCos
                                                                : VitOptions::PosEmbed::Learned;
-  const bool moh = cfg.get_string("model.attention") == "moh";
-  const auto& shared = cfg.get_int_list("model.shared_heads");
-  const auto& topk = cfg.get_int_list("model.routed_topk");
-  if (moh && (shared.empty() || topk.empty()))
-    throw ConfigError(str_cat(cfg.origin("model.attention"),
-                              ": model.attention: moh needs model.shared_heads and model.routed_topk"));
-  if (!moh && (!shared.empty() || !topk.empty()))
-    throw ConfigError(str_cat(cfg.origin(shared.empty() ? "model.routed_topk" : "model.shared_heads"),
-                              ": model.shared_heads/routed_topk are set but model.attention is mha"));
-  if (moh) o.shared_heads = shared, o.routed_topk = topk;
-  o.moh_execution = cfg.get_string("model.moh_execution") == "dense" ? MoHExecution::Dense : MoHExecution::Sparse;
   if (o.img_size % o.patch_size != 0)
     throw ConfigError(str_cat(cfg.origin("model.patch_size"), ": model.patch_size ", o.patch_size,
                               " does not divide the image size ", o.img_size));
   if (o.dim % o.heads != 0)
     throw ConfigError(str_cat(cfg.origin("model.heads"), ": model.heads ", o.heads, " does not divide model.dim ",
                               o.dim));
-  for (int64_t b = 0; moh && b < o.depth; ++b) {  // each block's split of the heads, named by key
-    BlockAttention a;
-    try {
-      a = block_attention(o, b);
-    } catch (const Error& e) {
-      throw ConfigError(str_cat(cfg.origin("model.shared_heads"), ": model.shared_heads/routed_topk: ", e.what()));
-    }
-    if (a.shared_heads > o.heads)
-      throw ConfigError(str_cat(cfg.origin("model.shared_heads"), ": model.shared_heads ", a.shared_heads,
-                                " (block ", b, ") exceeds model.heads ", o.heads));
-    if (a.routed_topk > o.heads - a.shared_heads)
-      throw ConfigError(str_cat(cfg.origin("model.routed_topk"), ": model.routed_topk ", a.routed_topk, " (block ",
-                                b, ") exceeds the ", o.heads - a.shared_heads, " routed heads (model.heads ",
-                                o.heads, " - model.shared_heads ", a.shared_heads, ")"));
-  }
+  o.attention = attention_spec_from_config(cfg, o.depth, o.heads);
   return o;
-}
-
-// Share of the attention heads a token uses, averaged over blocks (1 for MHA).
-double active_head_share(const VitOptions& o) {
-  double sum = 0;
-  for (int64_t b = 0; b < o.depth; ++b) {
-    const BlockAttention a = block_attention(o, b);
-    sum += a.is_moh ? double(a.shared_heads + a.routed_topk) / double(o.heads) : 1.0;
-  }
-  return sum / double(o.depth);
 }
 
 class VitTask final : public Task {
@@ -250,7 +204,7 @@ class VitTask final : public Task {
     return {{"loss", loss_sum / double(n)},
             {"top1", double(top1) / double(n)},
             {str_cat("top", k), double(topk) / double(n)},
-            {"active_heads", active_head_share(options_)},
+            {"active_heads", options_.attention.active_share(options_.depth, options_.heads)},
             {"samples", double(n)}};
   }
 

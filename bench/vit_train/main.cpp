@@ -93,9 +93,9 @@ VitOptions model_options(const Args& a) {
   o.drop_path = 0.0;
   o.pos_embed = VitOptions::PosEmbed::Learned;
   if (a.moh) {
-    o.shared_heads = a.shared;
-    o.routed_topk = a.topk;
-    o.moh_execution = a.dense ? MoHExecution::Dense : MoHExecution::Sparse;
+    o.attention.shared_heads = a.shared;
+    o.attention.routed_topk = a.topk;
+    o.attention.execution = a.dense ? MoHExecution::Dense : MoHExecution::Sparse;
   }
   return o;
 }

@@ -1,5 +1,5 @@
 // VisionTransformer and Block: construction in timm's registration order (so state dicts list like
-// timm's), the per-block attention lists, presets and the forward pass (see vit.h).
+// timm's), presets and the forward pass (see vit.h).
 #include "models/vit/vit.h"
 
 #include "autograd/autograd.h"
@@ -12,13 +12,6 @@ namespace {
 
 constexpr double kLayerNormEps = 1e-6;  // timm's partial(nn.LayerNorm, eps=1e-6)
 constexpr double kInitStd = 0.02;
-
-// The list's value for `block`: one value broadcasts, otherwise one per block.
-int64_t per_block(const std::vector<int64_t>& list, const char* key, int64_t depth, int64_t block) {
-  MOH_CHECK(list.size() == 1 || int64_t(list.size()) == depth, "VisionTransformer: ", key, " has ",
-            list.size(), " values; expected 1 (used by every block) or depth = ", depth);
-  return list.size() == 1 ? list[0] : list[size_t(block)];
-}
 
 AttentionOptions attention_options(const VitOptions& o) {
   AttentionOptions a;
@@ -44,7 +37,7 @@ void check_options(const VitOptions& o) {
             o.drop_path);
   MOH_CHECK(o.pos_embed == VitOptions::PosEmbed::Learned || o.dim % 4 == 0,
             "VisionTransformer: the sin-cos position embedding needs dim divisible by 4, got ", o.dim);
-  for (int64_t i = 0; i < o.depth; ++i) block_attention(o, i);  // list lengths, before any allocation
+  o.attention.validate(o.depth, o.heads);  // before any allocation
 }
 
 // The `blocks` container (timm's nn.Sequential): children named 0, 1, ...
@@ -73,28 +66,11 @@ VitOptions vit_preset(const std::string& name) {
   return o;
 }
 
-BlockAttention block_attention(const VitOptions& o, int64_t block) {
-  MOH_CHECK(block >= 0 && block < o.depth, "block_attention: block ", block, " out of range for depth ", o.depth);
-  if (o.shared_heads.empty() && o.routed_topk.empty()) return {};
-  MOH_CHECK(!o.shared_heads.empty(), "VisionTransformer: routed_topk is set but shared_heads is empty");
-  MOH_CHECK(!o.routed_topk.empty(), "VisionTransformer: shared_heads is set but routed_topk is empty");
-  return {true, per_block(o.shared_heads, "shared_heads", o.depth, block),
-          per_block(o.routed_topk, "routed_topk", o.depth, block)};
-}
-
-Block::Block(const VitOptions& o, const BlockAttention& attention, double drop_path_rate, Generator& gen,
+Block::Block(const VitOptions& o, int64_t index, double drop_path_rate, Generator& gen,
              std::shared_ptr<Generator> dropout_gen) {
   const LayerNormOptions ln{o.dim, kLayerNormEps, true, o.dtype};
   norm1 = register_module("norm1", std::make_shared<LayerNorm>(ln));
-  if (attention.is_moh) {
-    MoHOptions moh;
-    moh.shared_heads = attention.shared_heads;
-    moh.routed_topk = attention.routed_topk;
-    moh.execution = o.moh_execution;
-    attn = register_module("attn", std::make_shared<MoHAttention>(attention_options(o), moh, gen));
-  } else {
-    attn = register_module("attn", std::make_shared<MultiHeadAttention>(attention_options(o), gen));
-  }
+  attn = register_module("attn", make_block_attention(o.attention, index, o.depth, attention_options(o), gen));
   norm2 = register_module("norm2", std::make_shared<LayerNorm>(ln));
   MlpOptions mlp_options;
   mlp_options.in_features = o.dim;
@@ -142,7 +118,7 @@ VisionTransformer::VisionTransformer(const VitOptions& options, Generator& gen,
   auto list = register_module("blocks", std::make_shared<BlockList>());
   for (int64_t i = 0; i < o.depth; ++i) {
     const double rate = o.depth > 1 ? o.drop_path * double(i) / double(o.depth - 1) : 0.0;
-    blocks.push_back(list->add(std::make_shared<Block>(o, block_attention(o, i), rate, gen, dropout_gen)));
+    blocks.push_back(list->add(std::make_shared<Block>(o, i, rate, gen, dropout_gen)));
   }
   const LayerNormOptions ln{o.dim, kLayerNormEps, true, o.dtype};
   if (o.class_token) norm = register_module("norm", std::make_shared<LayerNorm>(ln));

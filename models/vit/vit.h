@@ -2,7 +2,7 @@
 // load by name): patch_embed -> [cls_token] + pos_embed -> blocks.<i> (pre-norm: x + drop_path(attn(
 // norm1(x))), x + drop_path(mlp(norm2(x)))) -> norm + class token, or mean over tokens + fc_norm
 // (timm's global_pool="avg") -> head. Each block's attention is a MultiHeadAttention or, from the
-// per-block shared_heads/routed_topk lists, an MoHAttention whose balance losses forward() returns.
+// shared per-block attention spec, an MoHAttention whose balance losses forward() returns.
 // Init follows timm's default ViT init: trunc_normal(0.02) for Linear weights (attention, MoH gates,
 // Mlp, head), cls_token and a learned pos_embed, zero biases; the patch projection is xavier_uniform
 // on its [D, C*p*p] view (as MAE/DiT). LayerNorms use eps 1e-6 (timm).
@@ -17,7 +17,7 @@
 #include "core/random.h"
 #include "layers/dropout.h"
 #include "layers/mlp.h"
-#include "layers/moh_attention.h"
+#include "layers/attention_spec.h"
 #include "layers/module.h"
 #include "layers/norm.h"
 #include "layers/patch_embed.h"
@@ -38,11 +38,7 @@ struct VitOptions {
   bool class_token = true;  // false: global average pooling over the patch tokens
   PosEmbed pos_embed = PosEmbed::Learned;
   double drop_path = 0.0;  // block i uses drop_path * i / (depth - 1) (timm's linspace)
-  // Attention per block: both empty = MultiHeadAttention everywhere; otherwise each list holds one
-  // value (used by every block) or one per block; routed_topk 0 = an all-shared (gated) MoH layer.
-  std::vector<int64_t> shared_heads;
-  std::vector<int64_t> routed_topk;
-  MoHExecution moh_execution = MoHExecution::Sparse;
+  AttentionSpec attention;  // MHA or MoH per block (layers/attention_spec.h); default: MHA everywhere
   bool qkv_bias = true;
   DType dtype = DType::Float32;
 };
@@ -57,19 +53,10 @@ struct VitOptions {
 // All MHA; an unknown name throws listing the known ones.
 VitOptions vit_preset(const std::string& name);
 
-// Block `block`'s attention from the shared_heads/routed_topk lists (is_moh false = MHA), after checking
-// the lists' lengths against depth (errors name the key).
-struct BlockAttention {
-  bool is_moh = false;
-  int64_t shared_heads = 0;
-  int64_t routed_topk = 0;
-};
-BlockAttention block_attention(const VitOptions& options, int64_t block);
-
 class Block : public Module {
  public:
-  // drop_path: this block's rate; dropout_gen is needed only when it is > 0.
-  Block(const VitOptions& options, const BlockAttention& attention, double drop_path, Generator& gen,
+  // Block `index` of options.depth; drop_path: this block's rate (dropout_gen is needed only when it is > 0).
+  Block(const VitOptions& options, int64_t index, double drop_path, Generator& gen,
         std::shared_ptr<Generator> dropout_gen);
   std::string type_name() const override { return "Block"; }
   // x [B, T, dim] -> [B, T, dim]; a defined balance loss of the attention is appended to `balance_losses`.

@@ -114,8 +114,8 @@ TEST(Vit, InitFollowsTimm) {
 TEST(Vit, MoHListsBroadcastAndPerBlock) {
   VitOptions o = small_options();
   o.depth = 3;
-  o.shared_heads = {2};
-  o.routed_topk = {1};
+  o.attention.shared_heads = {2};
+  o.attention.routed_topk = {1};
   Generator gen(1);
   VisionTransformer broadcast(o, gen);
   for (const auto& block : broadcast.blocks) {
@@ -124,8 +124,8 @@ TEST(Vit, MoHListsBroadcastAndPerBlock) {
     EXPECT_EQ(moh->moh_options().shared_heads, 2);
     EXPECT_EQ(moh->moh_options().routed_topk, 1);
   }
-  o.shared_heads = {4, 1, 2};
-  o.routed_topk = {0, 2, 1};
+  o.attention.shared_heads = {4, 1, 2};
+  o.attention.routed_topk = {0, 2, 1};
   VisionTransformer per_block(o, gen);
   const auto names = state_names(per_block);
   EXPECT_TRUE(names.count("blocks.0.attn.shared_gate.weight"));  // all-shared, gated
@@ -134,24 +134,24 @@ TEST(Vit, MoHListsBroadcastAndPerBlock) {
   EXPECT_EQ(per_block.state_dict().at("blocks.2.attn.router.weight").shape(), (Shape{2, 16}));
   EXPECT_EQ(dynamic_cast<MoHAttention&>(*per_block.blocks[1]->attn).moh_options().routed_topk, 2);
 
-  o.routed_topk = {0, 2};
+  o.attention.routed_topk = {0, 2};
   EXPECT_ERROR_MENTIONS(VisionTransformer(o, gen), "routed_topk");
-  o.routed_topk = {};
+  o.attention.routed_topk = {};
   EXPECT_ERROR_MENTIONS(VisionTransformer(o, gen), "routed_topk");
-  o.routed_topk = {1};
-  o.shared_heads = {1, 1, 1, 1};
+  o.attention.routed_topk = {1};
+  o.attention.shared_heads = {1, 1, 1, 1};
   EXPECT_ERROR_MENTIONS(VisionTransformer(o, gen), "shared_heads");
-  o.shared_heads = {4};  // no routed heads left for K = 1
+  o.attention.shared_heads = {4};  // no routed heads left for K = 1
   EXPECT_ERROR_MENTIONS(VisionTransformer(o, gen), "routed_topk");
 }
 
 TEST(Vit, BalanceLossesOnlyForRoutedBlocksInTraining) {
   VitOptions o = small_options();
   o.depth = 3;
-  o.shared_heads = {4, 1, 0};
-  o.routed_topk = {0, 2, 1};
+  o.attention.shared_heads = {4, 1, 0};
+  o.attention.routed_topk = {0, 2, 1};
   for (MoHExecution execution : {MoHExecution::Dense, MoHExecution::Sparse}) {
-    o.moh_execution = execution;
+    o.attention.execution = execution;
     Generator gen(5);
     VisionTransformer model(o, gen);
     const ag::Variable x = images(o, 2, 6);
@@ -226,8 +226,8 @@ TEST(Vit, GradcheckFloat64) {
   EXPECT_MODULE_GRADCHECK(mha, [&](const ag::Variable& in) { return logits_of(mha, in); }, x);
   // Average pooling with an all-shared gated MoH block (smooth: no top-k selection).
   o.class_token = false;
-  o.shared_heads = {2};
-  o.routed_topk = {0};
+  o.attention.shared_heads = {2};
+  o.attention.routed_topk = {0};
   VisionTransformer moh(o, gen);
   EXPECT_MODULE_GRADCHECK(moh, [&](const ag::Variable& in) { return logits_of(moh, in); }, x);
 }

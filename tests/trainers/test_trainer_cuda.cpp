@@ -202,8 +202,8 @@ TEST(TrainerCudaModel, VitWithMoHAndSinCosMovedToTheGpuMatchesTheCpu) {
   o.img_size = 8, o.patch_size = 4, o.in_chans = 3, o.num_classes = 5;
   o.dim = 32, o.depth = 2, o.heads = 4;
   o.pos_embed = VitOptions::PosEmbed::SinCos;
-  o.shared_heads = {1};
-  o.routed_topk = {2};
+  o.attention.shared_heads = {1};
+  o.attention.routed_topk = {2};
   Generator g1(5), g2(5);
   VisionTransformer on_cpu(o, g1), on_gpu(o, g2);
   on_gpu.to(Device::cuda(0));

@@ -188,7 +188,7 @@ TEST_F(VitTask, RejectsModelsTheConfigCannotBuild) {
   test::expect_error<ConfigError>([&] { create(with({"model.shared_heads=[1]", "model.routed_topk=[1, 4]"})); },
                                   {"model.routed_topk 4 (block 1) exceeds the 3 routed heads"});
   test::expect_error<ConfigError>([&] { create(with({"model.shared_heads=[1, 1, 1]", "model.routed_topk=[1]"})); },
-                                  {"model.shared_heads/routed_topk"});
+                                  {"model.shared_heads has 3 values", "one per block (2)"});
   test::expect_error([&] { create({"data.root=" + path("nowhere")}); }, {"nowhere"});
 }
 
