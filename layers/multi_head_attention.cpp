@@ -1,4 +1,4 @@
-// MultiHeadAttention: projections, qk-norm, RoPE, GQA repetition and the blocked attention op.
+// MultiHeadAttention: projections, qk-norm, RoPE, GQA repetition, the KV cache and the blocked attention op.
 #include "layers/multi_head_attention.h"
 
 #include <cmath>
@@ -84,16 +84,27 @@ std::pair<ag::Variable, ag::Variable> MultiHeadAttention::prepare_keys_values(co
                                                                               const ag::Variable& v,
                                                                               const Tensor& pos) const {
   ag::Variable kp = ag::permute(k_norm_ ? k_norm_->forward(k) : k, {0, 2, 1, 3});  // [B, Hkv, T, Dh]
-  ag::Variable vp = ag::permute(v, {0, 2, 1, 3});
   if (rope_) kp = rope_->forward(kp, pos);
+  return {kp, ag::permute(v, {0, 2, 1, 3})};
+}
+
+std::pair<ag::Variable, ag::Variable> MultiHeadAttention::attended_keys_values(const ag::Variable& k,
+                                                                               const ag::Variable& v,
+                                                                               KvCache* cache) const {
+  ag::Variable keys = k, values = v;
+  if (cache) {
+    cache->append(k.data(), v.data());
+    keys = ag::Variable(cache->keys());
+    values = ag::Variable(cache->values());
+  }
   const int64_t group = options_.num_heads / options_.num_kv_heads;
-  if (group == 1) return {kp, vp};
+  if (group == 1) return {keys, values};
   auto repeat = [&](const ag::Variable& t) {  // [B, Hkv, T, Dh] -> [B, Hkv * group, T, Dh]
     Shape s = t.shape();
     ag::Variable e = ag::expand(ag::unsqueeze(t, 2), {s[0], s[1], group, s[2], s[3]});
     return ag::reshape(e, {s[0], s[1] * group, s[2], s[3]});
   };
-  return {repeat(kp), repeat(vp)};
+  return {repeat(keys), repeat(values)};
 }
 
 MultiHeadAttention::Heads MultiHeadAttention::split_heads(const ag::Variable& qkv, const Tensor& pos) const {
@@ -119,9 +130,37 @@ ag::Variable MultiHeadAttention::prepare_query_rows(const ag::Variable& rows, co
 
 AttentionOutput MultiHeadAttention::forward(const ag::Variable& x, const Tensor& positions) {
   check_input(x);
+  return attend(x, resolve_positions(positions, x.size(0), x.size(1)), nullptr);
+}
+
+AttentionOutput MultiHeadAttention::forward_cached(const ag::Variable& x, KvCache& cache) {
+  check_input(x);
+  const KvCacheShape& c = cache.shape();
+  MOH_CHECK(options_.causal, layer_label(*this), ": forward_cached needs a causal layer (a non-causal one lets "
+            "earlier tokens attend later ones, which decoding cannot reproduce)");
+  MOH_CHECK(c.batch == x.size(0) && c.kv_heads == options_.num_kv_heads && c.head_dim == options_.head_dim &&
+                cache.dtype() == options_.dtype && cache.device() == x.device(),
+            layer_label(*this), ": the cache [", c.batch, ", ", c.kv_heads, ", ", c.max_length, ", ", c.head_dim,
+            "] ", dtype_name(cache.dtype()), " on ", cache.device(), " does not fit this layer and input ",
+            x.describe(), " (expected batch ", x.size(0), ", ", options_.num_kv_heads, " KV heads of ",
+            options_.head_dim, ")");
+  ag::NoGradGuard no_grad;
+  const int64_t batch = x.size(0), tokens = x.size(1), start = cache.length();
+  const Tensor positions = rope_ ? arange(double(start), double(start + tokens), 1, DType::Int64, x.device())
+                                 : Tensor();
+  return attend(x, resolve_positions(positions, batch, tokens), &cache);
+}
+
+KvCache MultiHeadAttention::make_cache(int64_t batch, int64_t max_length) const {
+  return KvCache({batch, options_.num_kv_heads, max_length, options_.head_dim}, options_.dtype,
+                 qkv_->weight().device());
+}
+
+AttentionOutput MultiHeadAttention::attend(const ag::Variable& x, const Tensor& pos, KvCache* cache) {
   const int64_t batch = x.size(0), tokens = x.size(1);
-  Heads heads = split_heads(qkv_->forward(x), resolve_positions(positions, batch, tokens));
-  ag::Variable o = ag::attention(heads.q, heads.k, heads.v, scale(), options_.causal);  // [B, H, T, Dh]
+  Heads heads = split_heads(qkv_->forward(x), pos);
+  auto [k, v] = attended_keys_values(heads.k, heads.v, cache);
+  ag::Variable o = ag::attention(heads.q, k, v, scale(), options_.causal);  // [B, H, T, Dh]
   ag::Variable merged = ag::reshape(ag::permute(o, {0, 2, 1, 3}), {batch, tokens, -1});  // a view: no copy
   return {proj_->forward(merged), {}};
 }
