@@ -7,6 +7,7 @@
 #include <atomic>
 #include <unordered_map>
 
+#include "autograd/grad_mode.h"
 #include "core/factory.h"
 #include "core/ops.h"
 
@@ -131,6 +132,9 @@ bool grad_enabled() { return enabled; }
 
 NoGradGuard::NoGradGuard() : previous_(enabled) { enabled = false; }
 NoGradGuard::~NoGradGuard() { enabled = previous_; }
+
+GradModeGuard::GradModeGuard(bool on) : previous_(enabled) { enabled = on; }
+GradModeGuard::~GradModeGuard() { enabled = previous_; }
 
 bool should_record(const std::vector<Variable>& inputs) {
   if (!enabled) return false;
