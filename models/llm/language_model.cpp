@@ -101,7 +101,14 @@ ag::Variable LlmBlock::forward(const ag::Variable& x, std::vector<ag::Variable>&
                                const Tensor& positions) const {
   AttentionOutput a = attn->forward(apply_norm(*norm1, x), positions);
   if (a.balance_loss.defined()) balance_losses.push_back(a.balance_loss);
-  ag::Variable h = ag::add(x, a.out);
+  return mlp_residual(ag::add(x, a.out));
+}
+
+ag::Variable LlmBlock::forward_cached(const ag::Variable& x, KvCache& cache) const {
+  return mlp_residual(ag::add(x, attn->forward_cached(apply_norm(*norm1, x), cache).out));
+}
+
+ag::Variable LlmBlock::mlp_residual(const ag::Variable& h) const {
   return ag::add(h, apply_mlp(*mlp, apply_norm(*norm2, h)));
 }
 
@@ -176,6 +183,15 @@ LlmOutput LanguageModel::forward(const Tensor& tokens) const {
     x = options_.recompute ? recomputed_block(block, x, out.balance_losses) : block->forward(x, out.balance_losses);
   out.logits = logits(x);
   return out;
+}
+
+Tensor LanguageModel::forward_cached(const Tensor& tokens, LlmCache& cache) const {
+  MOH_CHECK(cache.depth() == blocks.size(), "LanguageModel::forward_cached: the cache has ", cache.depth(),
+            " layers, the model ", blocks.size(), " blocks");
+  ag::NoGradGuard no_grad;
+  ag::Variable x = embed(tokens, cache.length());
+  for (size_t i = 0; i < blocks.size(); ++i) x = blocks[i]->forward_cached(x, cache.layer(i));
+  return logits(x).data();
 }
 
 LanguageModel::Flops LanguageModel::flops_per_token(int64_t seq_len) const {
