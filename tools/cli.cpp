@@ -12,13 +12,13 @@
 
 #include "core/dist/world.h"
 #include "core/io/checked_write.h"
-#include "trainers/checkpoint.h"
 #include "trainers/config.h"
 #include "trainers/run_folder.h"
 #include "trainers/stop_signals.h"
 #include "trainers/task.h"
 #include "trainers/trainer.h"
 #include "tools/exit_status.h"
+#include "tools/stored_run.h"
 #include "tools/text_cli.h"
 
 namespace moh {
@@ -115,23 +115,12 @@ int train(const Invocation& inv) {
 }
 
 int eval(const Invocation& inv) {
-  namespace fs = std::filesystem;
-  std::string checkpoint = inv.target;
-  if (fs::is_directory(checkpoint)) {
-    CheckpointManager manager(checkpoint + "/checkpoints", 0);
-    const std::optional<std::string> latest = manager.latest_valid();
-    for (const std::string& w : manager.take_warnings()) std::cerr << "warning: " << w << "\n";
-    MOH_CHECK(latest.has_value(), "moh eval: no valid checkpoint in '", inv.target, "/checkpoints'");
-    checkpoint = *latest;
-  }
-  CheckpointData data = load_checkpoint(checkpoint);
-  const std::string family = Config::peek_string_text(data.config_text, "task", inv.overrides);
-  Config cfg = Config::parse(data.config_text, training_schema(family), checkpoint + " (stored config)", inv.overrides);
-  std::unique_ptr<Task> task = task_family(family).create(cfg);
-  task->model().load_state_dict(data.model);
-  nlohmann::json result{{"checkpoint", checkpoint}, {"step", data.step}, {"task", family}};
+  const cli::StoredRun run = cli::open_stored_run(inv.target, inv.overrides, "moh eval");
+  std::unique_ptr<Task> task = task_family(run.task).create(run.config);
+  task->model().load_state_dict(run.data.model);
+  nlohmann::json result{{"checkpoint", run.checkpoint}, {"step", run.data.step}, {"task", run.task}};
   for (auto& [name, value] : task->evaluate()) result[name] = value;
-  const std::string out_path = (fs::path(checkpoint).parent_path() / "eval.json").string();
+  const std::string out_path = (std::filesystem::path(run.checkpoint).parent_path() / "eval.json").string();
   write_file_atomically(out_path, result.dump(2) + "\n");
   std::cout << result.dump() << std::endl;
   return kOk;
