@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The README's main command: install what is missing, build if needed, train a ViT config on the CPU
+# The README's main command: install what is missing, build if needed, train a config on the CPU
 # (default configs/vit/fmnist_moh.yaml: MoH with 75% of the heads on Fashion-MNIST), evaluate the final
-# checkpoint and print the test accuracy. The last line printed is the eval JSON.
+# checkpoint and print the test accuracy (ViT) or the validation bits per byte and a sample (LLM: the
+# KJV shards are made first when missing, scripts/prepare_kjv_tokens.sh). The last line printed is the
+# eval JSON.
 # Training is data-parallel (scripts/launch.sh) over one single-threaded process per core, up to 4:
 # the small ViT's ops gain little from a second OpenMP thread while processes scale, and the global
 # batch (so the result) is the same for any count. PROCS=N overrides; PROCS=1 runs without mpirun.
@@ -10,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
-  sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
   exit 0
 fi
 config=configs/vit/fmnist_moh.yaml
@@ -26,6 +28,16 @@ if [[ ! -f "$build_dir/build.ninja" ]]; then
   cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release >&2
 fi
 cmake --build "$build_dir" --target moh -j "$(nproc)" >&2
+
+resolved=$("$build_dir/moh" config "$config" "$@")
+task=$(sed -n 's/^task: //p' <<<"$resolved")
+if [[ $task == llm ]]; then
+  data_dir=$(awk '/^[a-z]/ { section = $1 } section == "data:" && $1 == "dir:" { print $2 }' <<<"$resolved")
+  if [[ ! -f "$data_dir/meta.json" ]]; then
+    [[ $data_dir == corpora/kjv_char ]] || { echo "run.sh: data.dir '$data_dir' holds no token shards (make them with moh tokenize, docs/text.md)" >&2; exit 2; }
+    BUILD_DIR=$build_dir scripts/prepare_kjv_tokens.sh "$data_dir"
+  fi
+fi
 
 procs=${PROCS:-}
 if [[ -z $procs ]]; then
@@ -47,4 +59,16 @@ run_dir=$(sed -n 's/.*"run_dir":"\([^"]*\)".*/\1/p' <<<"$summary")
 [[ -n "$run_dir" ]] || { echo "run.sh: training did not report its run folder: $summary" >&2; exit 1; }
 trained=$(($(date +%s) - start))
 echo "run.sh: trained in ${trained}s; evaluating $run_dir" >&2
-exec scripts/eval_vit.sh "$run_dir"
+if [[ $task == llm ]]; then
+  result=$("$build_dir/moh" eval "$run_dir" | tail -n 1)
+  bpb=$(sed -n 's/.*"bits_per_byte":\([0-9.e-]*\).*/\1/p' <<<"$result")
+  loss=$(sed -n 's/.*"loss":\([0-9.e-]*\).*/\1/p' <<<"$result")
+  [[ -n "$bpb" ]] || { echo "run.sh: no bits_per_byte in the result: $result" >&2; exit 1; }
+  echo "run.sh: val bits per byte $bpb (loss $loss)" >&2
+  echo "run.sh: a sample (moh generate $run_dir --prompt 'And God said' --max-tokens 300 --seed 1):" >&2
+  "$build_dir/moh" generate "$run_dir" --prompt "And God said" --max-tokens 300 --seed 1 >&2
+  echo >&2
+  echo "$result"
+else
+  exec scripts/eval_vit.sh "$run_dir"
+fi

@@ -41,6 +41,10 @@ class Task {
   virtual void load_data_state(const std::map<std::string, int64_t>& state) = 0;
   // Every generator the task draws from (dropout, augmentation, shuffling), by name.
   virtual std::map<std::string, Generator*> generators() = 0;
+  // Constant facts of the model that every metrics record of training carries ("active_heads",
+  // "flops_per_token", ...). With "flops_per_token" (model FLOPs of one training step per token) the
+  // trainer also logs the achieved model FLOP rate, "model_tflops" (per second, all ranks).
+  virtual std::map<std::string, double> train_log_fields() const { return {}; }
 
   // Recoverable problems of the task's data pipeline, from any thread (it outlives the task's own
   // members, so the pipeline's threads may report until they are joined).

@@ -348,11 +348,16 @@ struct Trainer::Impl {
                               {"step_ms", step_ms},
                               {"mem_peak_mb", double(memory.stats().peak_bytes) / (1 << 20)}};
         if (tokens > 0) record["tokens_per_s"] = double(tokens) / window;
+        for (const auto& [name, value] : task.train_log_fields()) record[name] = value;
+        if (tokens > 0 && record.contains("flops_per_token"))
+          record["model_tflops"] = record["flops_per_token"].get<double>() * double(tokens) / window / 1e12;
         if (scaler) record["loss_scale"] = scaler->scale();
         log->metrics(record);
         log->info(str_cat("step ", step, "/", total_steps, " loss ", record["loss"].get<double>(), " lr ",
                           optimizer->lr(), " grad_norm ", record["grad_norm"].get<double>(), " ",
-                          int64_t(double(samples) / window), " samples/s ETA ",
+                          tokens > 0 ? str_cat(int64_t(double(tokens) / window), " tokens/s")
+                                     : str_cat(int64_t(double(samples) / window), " samples/s"),
+                          " ETA ",
                           format_duration(double(total_steps - step) / rate)));
         loss_sum = lb_sum = norm_sum = 0;
         logged_steps = samples = tokens = 0;
