@@ -18,6 +18,7 @@
 #include "trainers/task.h"
 #include "trainers/trainer.h"
 #include "tools/exit_status.h"
+#include "tools/generate_cli.h"
 #include "tools/stored_run.h"
 #include "tools/text_cli.h"
 
@@ -34,6 +35,7 @@ const char* kUsage =
     "  moh train CONFIG.yaml [key=value ...]      train a model (overrides use the config's dotted keys)\n"
     "  moh eval RUN_DIR|CHECKPOINT [key=value ...] evaluate a checkpoint; prints one JSON object last\n"
     "  moh config CONFIG.yaml [key=value ...]     print the fully resolved config with defaults\n"
+    "  moh generate RUN_DIR --prompt TEXT ...      continue a text with an llm run's model (streamed)\n"
     "  moh tokenize --tokenizer FILE --out DIR ... encode text documents into llm.c token shards\n"
     "  moh tokenizer encode|decode|info|train ...  text <-> token ids on stdin/stdout; train SentencePiece\n"
     "  moh COMMAND --help                         help for one command\n";
@@ -135,6 +137,7 @@ int run_cli(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
   std::signal(SIGXFSZ, SIG_IGN);
   if (argc >= 2 && is_text_command(argv[1])) return run_text_command(argc, argv);  // tools/text_cli.cpp
+  if (argc >= 2 && std::string(argv[1]) == "generate") return run_generate_command(argc, argv);
   try {
     Invocation inv = parse_args(argc, argv);
     if (inv.help) {
