@@ -108,9 +108,14 @@ LlmBlock::LlmBlock(const LlmOptions& o, int64_t index, Generator& gen) {
 
 ag::Variable LlmBlock::forward(const ag::Variable& x, std::vector<ag::Variable>& balance_losses,
                                const Tensor& positions) const {
-  AttentionOutput a = attn->forward(apply_norm(*norm1, x), positions);
+  AttentionOutput a = attn->forward(attention_input(x), positions);
   if (a.balance_loss.defined()) balance_losses.push_back(a.balance_loss);
-  ag::Variable h = ag::add(x, a.out);
+  return feed_forward(ag::add(x, a.out));
+}
+
+ag::Variable LlmBlock::attention_input(const ag::Variable& x) const { return apply_norm(*norm1, x); }
+
+ag::Variable LlmBlock::feed_forward(const ag::Variable& h) const {
   return ag::add(h, apply_mlp(*mlp, apply_norm(*norm2, h)));
 }
 

@@ -66,6 +66,28 @@ TEST(Llm, LlamaShapesAndNames) {
   EXPECT_TRUE(model.no_weight_decay_names().empty());
 }
 
+// embed, the blocks' halves around their attention and logits compose to forward (what a caller
+// running the attention itself, with a KV cache, relies on).
+TEST(Llm, PiecesComposeToForward) {
+  for (const LlmOptions& o : {tiny_llama(), tiny_gpt2()}) {
+    Generator gen(1);
+    LanguageModel model(o, gen);
+    const Tensor tokens = random_tokens(2, 6, 11, 3);
+    ag::Variable x = model.embed(tokens);
+    for (const auto& block : model.blocks)
+      x = block->feed_forward(ag::add(x, block->attn->forward(block->attention_input(x)).out));
+    EXPECT_EQ(model.logits(x).data().to_vector<float>(), model.forward(tokens).logits.data().to_vector<float>())
+        << arch_name(o.arch);
+  }
+  // GPT-2's positions start where asked: the last token embedded at position 5 alone.
+  Generator gen(1);
+  LanguageModel gpt2(tiny_gpt2(), gen);
+  const Tensor tokens = random_tokens(1, 6, 11, 4);
+  EXPECT_EQ(gpt2.embed(tokens.narrow(1, 5, 1).contiguous(), 5).data().to_vector<float>(),
+            gpt2.embed(tokens).data().narrow(1, 5, 1).contiguous().to_vector<float>());
+  EXPECT_ERROR_MENTIONS(gpt2.embed(tokens, 3), "max_seq_len 8");
+}
+
 TEST(Llm, Gpt2ShapesAndNamesAreTied) {
   Generator gen(1);
   LanguageModel model(tiny_gpt2(), gen);
