@@ -443,6 +443,13 @@ void expect_matches_golden(const std::string& name, MoHExecution execution = MoH
     ASSERT_TRUE(p.grad().defined()) << name << ": no gradient for " << pname;
     nn_test::expect_close(p.grad(), f.at("grad." + pname).to_vector<double>(), 1e-10, name + " grad " + pname);
   }
+  // The float32 model (the fixture's parameters are float32 values) routes alike and agrees to float32 rounding.
+  LlmOptions o32 = fixture_options(meta, execution);
+  o32.dtype = DType::Float32;
+  LanguageModel model32(o32, gen);
+  model32.load_state_dict(model_state(model32, state));
+  nn_test::expect_close(model32.forward(f.at("tokens")).logits.data(), f.at("logits").to_vector<double>(), 1e-4,
+                        name + " float32 logits");
 }
 
 TEST(Llm, GoldenLlamaGqaRopeUntied) { expect_matches_golden("llama_gqa_rope_untied"); }
