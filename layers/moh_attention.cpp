@@ -64,7 +64,7 @@ bool MoHAttention::gathered_projections() const {
 
 Routing MoHAttention::route(const ag::Variable& x2d) const {
   return learned_routing(x2d, {router_.get(), shared_gate_.get(), stage_gate_.get()}, split_, is_training(),
-                         moh_.eps);
+                         moh_.eps, balance_reducer_);
 }
 
 AttentionOutput MoHAttention::forward(const ag::Variable& x, const Tensor& positions) {
@@ -181,6 +181,16 @@ std::shared_ptr<MoHAttention> convert_to_moh(const MultiHeadAttention& mha, MoHO
   moh->load_state_dict(mha.state_dict());
   moh->train(mha.is_training());
   return moh;
+}
+
+int64_t set_balance_reducer(Module& model, const BalanceReducer& reducer) {
+  int64_t layers = 0;
+  if (auto* moh = dynamic_cast<MoHAttention*>(&model)) {
+    moh->set_balance_reducer(reducer);
+    ++layers;
+  }
+  for (const auto& [name, child] : model.named_children()) layers += set_balance_reducer(*child, reducer);
+  return layers;
 }
 
 }  // namespace moh
