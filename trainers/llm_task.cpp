@@ -72,7 +72,7 @@ config::Schema llm_schema() {
   using config::Key;
   config::Schema s;
   s.add(Key::Enum("model.preset", {"kjv_tiny", "gpt2_124m", "llm_s", "llm_b"},
-                  "named LLM size (models/llm/llm.h); the model.* keys below override its fields")
+                  "named LLM size (models/llm/llm_options.h); the model.* keys below override its fields")
             .def("kjv_tiny"));
   s.add(Key::Enum("model.arch", {"llama", "gpt2"},
                   "LLaMA-style (RMSNorm, RoPE, SwiGLU, no biases) or GPT-2-style (LayerNorm, learned positions, "
