@@ -13,6 +13,7 @@ void init_weight(const ag::Variable& weight, WeightInit init, double std, Genera
   switch (init) {
     case WeightInit::XavierUniform: init::xavier_uniform(weight, gen); return;
     case WeightInit::TruncNormal: init::trunc_normal(weight, gen, std); return;
+    case WeightInit::Normal: init::normal(weight, gen, std); return;
   }
   MOH_FAIL("init_weight: unknown WeightInit ", int(init));
 }

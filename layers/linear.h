@@ -17,6 +17,7 @@ namespace moh {
 enum class WeightInit {
   XavierUniform,  // U(-a, a), a = sqrt(6 / (fan_in + fan_out)) (timm ViT/DiT/MAE)
   TruncNormal,    // N(0, std) truncated to +-2 std (timm's trunc_normal_(std=0.02))
+  Normal,         // N(0, std) (GPT-2 / LLaMA: normal_(std=0.02))
 };
 void init_weight(const ag::Variable& weight, WeightInit init, double std, Generator& gen);
 
@@ -34,7 +35,7 @@ struct LinearOptions {
   int64_t out_features = 0;
   bool bias = true;
   WeightInit init = WeightInit::XavierUniform;
-  double init_std = 0.02;  // TruncNormal only
+  double init_std = 0.02;  // TruncNormal and Normal
   DType dtype = DType::Float32;
 };
 

@@ -11,8 +11,9 @@
 namespace moh {
 namespace {
 
-std::shared_ptr<Linear> gate_layer(int64_t dim, int64_t out, bool bias, DType dtype, Generator& gen) {
-  return std::make_shared<Linear>(LinearOptions{dim, out, bias, WeightInit::TruncNormal, 0.02, dtype}, gen);
+// Every gate layer is bias-free (W_r, W_s, W_h as the paper and its official code).
+std::shared_ptr<Linear> gate_layer(int64_t dim, int64_t out, DType dtype, Generator& gen) {
+  return std::make_shared<Linear>(LinearOptions{dim, out, false, WeightInit::TruncNormal, 0.02, dtype}, gen);
 }
 
 }  // namespace
@@ -29,12 +30,12 @@ MoHAttention::MoHAttention(const AttentionOptions& attention, const MoHOptions& 
   if (moh.router == MoHRouter::QueryNorm) return;  // parameter-free
   const int64_t dim = options().dim;
   if (k == 0) {
-    if (moh.gates) shared_gate_ = register_module("shared_gate", gate_layer(dim, h, false, options().dtype, gen));
+    if (moh.gates) shared_gate_ = register_module("shared_gate", gate_layer(dim, h, options().dtype, gen));
     return;
   }
-  router_ = register_module("router", gate_layer(dim, h - hs, false, options().dtype, gen));
-  if (hs > 1) shared_gate_ = register_module("shared_gate", gate_layer(dim, hs, false, options().dtype, gen));
-  if (hs > 0) stage_gate_ = register_module("stage_gate", gate_layer(dim, 2, true, options().dtype, gen));
+  router_ = register_module("router", gate_layer(dim, h - hs, options().dtype, gen));
+  if (hs > 1) shared_gate_ = register_module("shared_gate", gate_layer(dim, hs, options().dtype, gen));
+  if (hs > 0) stage_gate_ = register_module("stage_gate", gate_layer(dim, 2, options().dtype, gen));
 }
 
 std::string MoHAttention::extra_repr() const {
@@ -64,7 +65,7 @@ bool MoHAttention::gathered_projections() const {
 
 Routing MoHAttention::route(const ag::Variable& x2d) const {
   return learned_routing(x2d, {router_.get(), shared_gate_.get(), stage_gate_.get()}, split_, is_training(),
-                         moh_.eps);
+                         moh_.eps, balance_reducer_);
 }
 
 AttentionOutput MoHAttention::forward(const ag::Variable& x, const Tensor& positions) {
@@ -181,6 +182,16 @@ std::shared_ptr<MoHAttention> convert_to_moh(const MultiHeadAttention& mha, MoHO
   moh->load_state_dict(mha.state_dict());
   moh->train(mha.is_training());
   return moh;
+}
+
+int64_t set_balance_reducer(Module& model, const BalanceReducer& reducer) {
+  int64_t layers = 0;
+  if (auto* moh = dynamic_cast<MoHAttention*>(&model)) {
+    moh->set_balance_reducer(reducer);
+    ++layers;
+  }
+  for (const auto& [name, child] : model.named_children()) layers += set_balance_reducer(*child, reducer);
+  return layers;
 }
 
 }  // namespace moh

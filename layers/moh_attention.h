@@ -10,6 +10,7 @@
 #pragma once
 
 #include <optional>
+#include <utility>
 
 #include "layers/moh_routing.h"
 #include "layers/multi_head_attention.h"
@@ -49,6 +50,8 @@ class MoHAttention : public MultiHeadAttention {
   const MoHOptions& moh_options() const { return moh_; }
   void set_execution(MoHExecution execution) { moh_.execution = execution; }
   void set_projections(MoHProjections projections) { moh_.projections = projections; }
+  // How the learned router pools its balance statistics (moh_routing.h); empty: this forward's tokens.
+  void set_balance_reducer(BalanceReducer reducer) { balance_reducer_ = std::move(reducer); }
   HeadSplit head_split() const { return split_; }
   // Share of (token, head) query rows this layer computes: (hs + K) / H.
   double active_share() const;
@@ -66,6 +69,7 @@ class MoHAttention : public MultiHeadAttention {
   MoHOptions moh_;
   HeadSplit split_;
   std::shared_ptr<Linear> router_, shared_gate_, stage_gate_;
+  BalanceReducer balance_reducer_;
   Routing last_routing_;  // the last forward's routing, values only (gates off the tape)
   int64_t last_tokens_ = 0;
   mutable std::optional<RoutingStats> stats_;
@@ -74,5 +78,9 @@ class MoHAttention : public MultiHeadAttention {
 // An MoH layer with the query-norm router (no new parameters) holding a copy of mha's weights:
 // the LLaMA3 conversion recipe.
 std::shared_ptr<MoHAttention> convert_to_moh(const MultiHeadAttention& mha, MoHOptions options);
+
+// Hands `reducer` to every MoHAttention in `model`'s module tree (`model` included; empty: back to
+// local statistics) and returns how many there are. Other models are untouched.
+int64_t set_balance_reducer(Module& model, const BalanceReducer& reducer);
 
 }  // namespace moh

@@ -41,19 +41,10 @@ ag::Variable renormalised(const ag::Variable& p, const Tensor& mask, int64_t k, 
   return ag::mul(ag::div(pm, denom), double(k));
 }
 
-std::function<void(Tensor&)>& balance_load_reducer() {
-  static std::function<void(Tensor&)> reducer;
-  return reducer;
-}
-
 }  // namespace
 
-void set_balance_load_reducer(std::function<void(Tensor& load)> reducer) {
-  balance_load_reducer() = std::move(reducer);
-}
-
 Routing learned_routing(const ag::Variable& x, const GateLayers& layers, const HeadSplit& split, bool training,
-                        double eps) {
+                        double eps, const BalanceReducer& reduce_load) {
   const int64_t n = x.size(0);
   Routing out;
   if (split.topk == 0) {
@@ -76,7 +67,7 @@ Routing learned_routing(const ag::Variable& x, const GateLayers& layers, const H
   }
   if (training) {
     Tensor mask_mean = mean(mask, {0});
-    if (balance_load_reducer()) balance_load_reducer()(mask_mean);
+    if (reduce_load) reduce_load(mask_mean);
     out.balance_loss = ag::mul(ag::sum(ag::mul(ag::mean(p, {0}), ag::Variable(mask_mean))), double(e));
   }
   return out;

@@ -43,12 +43,13 @@ struct GateLayers {
   const Linear* stage_gate = nullptr;
 };
 
+// Pools a layer's balance-loss head loads mean_t(m_i) ([E], in place) beyond the tokens of one
+// forward: data-parallel training with moh.balance_scope: global hands each MoH layer of its model an
+// average over ranks (set_balance_reducer in moh_attention.h). Empty: the local statistic.
+using BalanceReducer = std::function<void(Tensor& load)>;
+
 Routing learned_routing(const ag::Variable& x, const GateLayers& layers, const HeadSplit& split, bool training,
-                        double eps);
-// Pools the balance loss's head loads mean_t(m_i) ([E], in place) beyond this process's tokens:
-// data-parallel training with moh.balance_scope: global installs an average over ranks. Process-wide;
-// empty (the default) keeps the local statistic.
-void set_balance_load_reducer(std::function<void(Tensor& load)> reducer);
+                        double eps, const BalanceReducer& reduce_load = {});
 // q [N, H, Dh] (prepared queries of every head).
 Routing query_norm_routing(const ag::Variable& q, const HeadSplit& split, double eps);
 

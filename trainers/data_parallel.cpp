@@ -10,7 +10,7 @@
 #include "core/dist/world.h"
 #include "core/factory.h"
 #include "core/ops.h"
-#include "layers/moh_routing.h"
+#include "layers/moh_attention.h"
 #include "trainers/config_schema.h"
 #include "trainers/same_job.h"
 
@@ -222,7 +222,8 @@ DataParallel::DataParallel(Module& model, dist::Communicator& comm, DataParallel
       if (auto state = weak.lock()) state->on_grad(i);
     });
   if (options.global_balance)
-    set_balance_load_reducer([&comm](Tensor& load) { dist::all_reduce(comm, load, dist::ReduceOp::Avg, "moh load"); });
+    set_balance_reducer(model,
+                        [&comm](Tensor& load) { dist::all_reduce(comm, load, dist::ReduceOp::Avg, "moh load"); });
   s.comm_at_start = comm.busy_seconds();
 }
 
@@ -248,7 +249,7 @@ DataParallel::DataParallel(Module& model, const Config& cfg)
                    &dist::world()) {}
 
 DataParallel::~DataParallel() {
-  if (world_size() > 1 && state_->opt.global_balance) set_balance_load_reducer(nullptr);
+  if (world_size() > 1 && state_->opt.global_balance) set_balance_reducer(state_->model, nullptr);
   if (std::uncaught_exceptions() > uncaught_at_start_ && world_size() > 1 && !state_->failed_together)
     dist::mark_failed();
 }

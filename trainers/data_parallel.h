@@ -15,6 +15,8 @@
 // optimizer updates (and keeps state for) that chunk only; finish_step() all-gathers the updated
 // parameters. Gradient norms and optimizer checkpoints are then reduced/gathered over ranks, so the
 // run, its logs and its checkpoints equal an unsharded one's.
+// moh.balance_scope: global hands the model's MoH layers (set_balance_reducer) an average of their
+// head loads over ranks for the DataParallel's lifetime; other models keep local statistics.
 // Communicators: tensors of the model (gradient buckets, parameters, buffers, MoH head loads) go
 // through the communicator of the model's device (NCCL for CUDA parameters), host values (metrics,
 // flags, steps, norms) through a CPU communicator over the same ranks.

@@ -4,11 +4,14 @@
 #include "trainers/llm_task.h"
 
 #include <cmath>
-#include <set>
 #include <numbers>
+#include <set>
+
+#include <nlohmann/json.hpp>
 
 #include "autograd/autograd.h"
 #include "core/dist/world.h"
+#include "core/io/checked_write.h"
 #include "core/factory.h"
 #include "core/ops.h"
 #include "data/text/token_windows.h"
@@ -21,11 +24,46 @@ namespace {
 
 // Sums per-rank evaluation totals over the ranks of a data-parallel run (in place).
 void sum_over_ranks(std::vector<double>& values) {
-  if (!dist::is_distributed()) return;
+  if (!dist::is_distributed() || values.empty()) return;
   Tensor t = from_vector(values, {int64_t(values.size())}, DType::Float64);
   dist::all_reduce(dist::world(), t, dist::ReduceOp::Sum, "llm eval");
   values = t.to_vector<double>();
 }
+
+// Per-head selection rates of the model's MoH blocks, accumulated over evaluation batches as
+// rate x tokens (so ranks and batches sum), in block order, H values per MoH block.
+struct HeadUsage {
+  explicit HeadUsage(const LanguageModel& model) {
+    for (size_t b = 0; b < model.blocks.size(); ++b)
+      if (const auto* moh = dynamic_cast<const MoHAttention*>(model.blocks[b]->attn.get())) {
+        layers.push_back({int64_t(b), moh});
+        weighted_rates.resize(weighted_rates.size() + size_t(moh->num_heads()), 0.0);
+      }
+  }
+  void add_last_forward() {
+    size_t at = 0;
+    for (const auto& [block, moh] : layers) {
+      const RoutingStats& stats = moh->last_stats();
+      for (double rate : stats.selection_rate) weighted_rates[at++] += rate * double(stats.tokens);
+    }
+  }
+  std::string to_json(double tokens) const {
+    nlohmann::json blocks = nlohmann::json::array();
+    size_t at = 0;
+    for (const auto& [block, moh] : layers) {
+      std::vector<double> rates;
+      for (int64_t h = 0; h < moh->num_heads(); ++h) rates.push_back(weighted_rates[at++] / tokens);
+      blocks.push_back({{"block", block},
+                        {"shared_heads", moh->head_split().shared},
+                        {"routed_topk", moh->head_split().topk},
+                        {"selection_rate", rates}});
+    }
+    return nlohmann::json{{"tokens", tokens}, {"moh_blocks", blocks}}.dump();
+  }
+
+  std::vector<std::pair<int64_t, const MoHAttention*>> layers;
+  std::vector<double> weighted_rates;
+};
 
 // Philox keys of the task's own streams, derived from run.seed.
 constexpr uint64_t kInitKey = 0x11a1, kWindowKey = 0x7e47;
@@ -73,6 +111,10 @@ config::Schema llm_schema() {
             .def(0)
             .min(0));
   s.add(Key::Int("eval.batch_size", "windows per evaluation batch").def(32).min(1));
+  s.add(Key::String("eval.head_usage",
+                    "moh eval: also write each MoH block's per-head selection rate over the validation tokens "
+                    "to this JSON file")
+            .optional());
   return s;
 }
 
@@ -102,6 +144,7 @@ class LlmTask final : public Task {
         val_(text::TokenCorpus::from_dir(data_dir_, "val")),
         windows_(train_, seq_len_, seed_ ^ kWindowKey, "llm train"),
         eval_batch_(cfg.get_int("eval.batch_size")),
+        head_usage_path_(cfg.has("eval.head_usage") ? cfg.get_string("eval.head_usage") : ""),
         eval_windows_limit_(cfg.get_int("data.eval_tokens") == 0
                                 ? -1
                                 : std::max<int64_t>(1, cfg.get_int("data.eval_tokens") / seq_len_)),
@@ -133,6 +176,7 @@ class LlmTask final : public Task {
     text::SequentialTokenWindows windows(val_, seq_len_, "llm val");
     const int64_t world = process_shard().world;
     double loss_sum = 0, bytes = 0, tokens = 0;
+    HeadUsage usage(*model_);
     for (int64_t taken = 0;;) {
       ids_.clear();
       int64_t batch = 0;
@@ -149,9 +193,14 @@ class LlmTask final : public Task {
                       .loss.item<double>();
       tokens += double(rows);
       bytes += double(text_bytes(targets));
+      if (!head_usage_path_.empty()) usage.add_last_forward();
     }
     std::vector<double> sums{loss_sum, tokens, bytes};
     sum_over_ranks(sums);
+    if (!head_usage_path_.empty()) {
+      sum_over_ranks(usage.weighted_rates);
+      if (dist::launch_env().rank == 0) write_file_atomically(head_usage_path_, usage.to_json(sums[1]) + "\n");
+    }
     MOH_CHECK(sums[1] > 0, "llm eval: the validation split of '", val_.shards().front().path(),
               "' has no window of ", seq_len_ + 1, " tokens");
     const double loss = sums[0] / sums[1];
@@ -208,6 +257,7 @@ class LlmTask final : public Task {
   text::TokenCorpus train_, val_;
   text::RandomTokenWindows windows_;
   int64_t eval_batch_;
+  std::string head_usage_path_;  // eval.head_usage, "" when unset
   int64_t eval_windows_limit_;  // -1: every validation window
   Device device_;
   std::shared_ptr<LanguageModel> model_;

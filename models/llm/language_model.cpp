@@ -6,6 +6,7 @@
 #include "autograd/autograd.h"
 #include "autograd/checkpoint.h"
 #include "core/factory.h"
+#include "core/ops.h"
 #include "layers/init.h"
 #include "layers/mlp.h"
 #include "layers/norm.h"
@@ -30,12 +31,13 @@ ag::Variable apply_norm(const Module& norm, const ag::Variable& x) {
 std::shared_ptr<Module> make_mlp(const LlmOptions& o, Generator& gen) {
   if (is_llama(o)) {
     SwiGLUOptions s;
-    s.in_features = o.dim, s.hidden_features = o.mlp_hidden, s.bias = false, s.dtype = o.dtype;
+    s.in_features = o.dim, s.hidden_features = o.mlp_hidden, s.bias = false;
+    s.init = WeightInit::Normal, s.init_std = kInitStd, s.dtype = o.dtype;
     return std::make_shared<SwiGLU>(s, gen);
   }
   MlpOptions m;
   m.in_features = o.dim, m.hidden_features = o.mlp_hidden, m.act = Activation::GeluTanh, m.bias = true;
-  m.dtype = o.dtype;
+  m.init = WeightInit::Normal, m.init_std = kInitStd, m.dtype = o.dtype;
   return std::make_shared<Mlp>(m, gen);
 }
 
@@ -54,6 +56,8 @@ AttentionOptions attention_options(const LlmOptions& o) {
   a.causal = true;
   a.rope_theta = is_llama(o) ? o.rope_theta : 0.0;
   a.max_positions = o.max_seq_len;
+  a.init = WeightInit::Normal;
+  a.init_std = kInitStd;
   a.dtype = o.dtype;
   return a;
 }
@@ -70,6 +74,11 @@ class BlockList : public Module {
 // The residual-stream projections GPT-2 initialises at std / sqrt(2 * depth).
 bool is_residual_projection(const std::string& block_param) {
   return block_param == "attn.proj.weight" || block_param == "mlp.fc2.weight" || block_param == "mlp.w2.weight";
+}
+
+// MoH's gate matrices (router, shared_gate, stage_gate): every matrix of an attention layer but qkv and proj.
+bool is_gate_matrix(const std::string& attn_param, const ag::Variable& p) {
+  return p.dim() == 2 && !attn_param.starts_with("qkv.") && !attn_param.starts_with("proj.");
 }
 
 // block->forward under ag::checkpoint: outputs [x, balance losses...].
@@ -99,9 +108,14 @@ LlmBlock::LlmBlock(const LlmOptions& o, int64_t index, Generator& gen) {
 
 ag::Variable LlmBlock::forward(const ag::Variable& x, std::vector<ag::Variable>& balance_losses,
                                const Tensor& positions) const {
-  AttentionOutput a = attn->forward(apply_norm(*norm1, x), positions);
+  AttentionOutput a = attn->forward(attention_input(x), positions);
   if (a.balance_loss.defined()) balance_losses.push_back(a.balance_loss);
-  ag::Variable h = ag::add(x, a.out);
+  return feed_forward(ag::add(x, a.out));
+}
+
+ag::Variable LlmBlock::attention_input(const ag::Variable& x) const { return apply_norm(*norm1, x); }
+
+ag::Variable LlmBlock::feed_forward(const ag::Variable& h) const {
   return ag::add(h, apply_mlp(*mlp, apply_norm(*norm2, h)));
 }
 
@@ -117,22 +131,25 @@ LanguageModel::LanguageModel(const LlmOptions& options, Generator& gen) : option
   norm = register_module("norm", make_norm(o));
   if (!o.tie_embeddings)
     lm_head = register_module("lm_head", std::make_shared<Linear>(LinearOptions{o.dim, o.vocab_size, false,
-                                                                              WeightInit::TruncNormal, kInitStd,
+                                                                              WeightInit::Normal, kInitStd,
                                                                               o.dtype},
                                                                 gen));
   init_weights(gen);
 }
 
 void LanguageModel::init_weights(Generator& gen) {
-  // The layers drew their own defaults (xavier / truncated normal); GPT-2 redraws every matrix.
-  const double residual_std = kInitStd / std::sqrt(2.0 * double(options_.depth));
-  for (const auto& [name, p] : named_parameters()) {
-    if (p.dim() < 2) continue;  // biases stay zero, norm weights one
-    init::normal(p, gen, kInitStd);
-  }
-  for (const auto& block : blocks)
+  // The layers drew N(0, 0.02) (embeddings, projections, MLP, head); the MoH gate layers drew their own
+  // truncated normal and are redrawn; the residual projections are scaled to N(0, 0.02 / sqrt(2 depth)).
+  const double residual_scale = 1.0 / std::sqrt(2.0 * double(options_.depth));
+  for (const auto& block : blocks) {
+    for (const auto& [name, p] : block->attn->named_parameters())
+      if (is_gate_matrix(name, p)) init::normal(p, gen, kInitStd);
     for (const auto& [name, p] : block->named_parameters())
-      if (is_residual_projection(name)) init::normal(p, gen, residual_std);
+      if (is_residual_projection(name)) {
+        Tensor data = p.data();
+        mul_(data, residual_scale);
+      }
+  }
 }
 
 std::string LanguageModel::extra_repr() const {
@@ -192,7 +209,7 @@ LanguageModel::Flops LanguageModel::flops_per_token(int64_t seq_len) const {
     if (const std::optional<MoHOptions> moh = o.attention.block(b, o.depth)) {
       const auto& layer = dynamic_cast<const MoHAttention&>(*blocks[size_t(b)]->attn);
       for (const auto& [name, p] : layer.named_parameters())
-        if (!name.starts_with("qkv.") && !name.starts_with("proj.") && p.dim() == 2) gates += 2 * double(p.numel());
+        if (is_gate_matrix(name, p)) gates += 2 * double(p.numel());
       if (moh->routed_topk > 0) active_heads = double(moh->shared_heads + moh->routed_topk);
     }
     const double common = kv + mlp + gates;

@@ -36,6 +36,10 @@ class LlmBlock : public Module {
   // A defined balance loss of the attention is appended to `balance_losses`.
   ag::Variable forward(const ag::Variable& x, std::vector<ag::Variable>& balance_losses,
                        const Tensor& positions = {}) const;
+  // The two halves around the attention call (for callers that run the attention themselves, e.g.
+  // with a KV cache): forward(x) = feed_forward(x + attn(attention_input(x)).out).
+  ag::Variable attention_input(const ag::Variable& x) const;  // norm1(x)
+  ag::Variable feed_forward(const ag::Variable& h) const;     // h + mlp(norm2(h))
 
   std::shared_ptr<Module> norm1, norm2;      // RMSNorm (Llama) or LayerNorm (GPT-2)
   std::shared_ptr<MultiHeadAttention> attn;  // an MoHAttention for MoH blocks

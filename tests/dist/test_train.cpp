@@ -20,6 +20,7 @@
 
 #include "core/io/hdf5_file.h"
 #include "tests/dist/dist_test_util.h"
+#include "tests/trainers/llm_run.h"
 #include "tests/test_util.h"
 #include "trainers/checkpoint.h"
 
@@ -195,6 +196,42 @@ TEST_F(DistTrain, VitDenseAndMohMatchOneProcess) {
   train(2, configs + "fmnist_moh.yaml", "moh_two", moh);
   expect_same_losses(losses(run("moh_one")), losses(run("moh_two")), 20);
   expect_same_weights(checkpoint("moh_one", 20), checkpoint("moh_two", 20));
+}
+
+// The eval metrics of a run's metrics.jsonl ("eval/<name>" of its last eval record).
+std::map<std::string, double> last_eval(const fs::path& run_dir) {
+  std::map<std::string, double> out;
+  std::ifstream in(run_dir / "metrics.jsonl");
+  for (std::string line; std::getline(in, line);) {
+    const nlohmann::json record = nlohmann::json::parse(line);
+    for (const auto& [key, value] : record.items())
+      if (key.starts_with("eval/")) out[key] = value.get<double>();
+  }
+  return out;
+}
+
+// The llm task (a LLaMA-style model on a generated character corpus): 2 ranks train as 1 process, MHA
+// and MoH with global balance statistics, and evaluate their halves of the validation windows to the
+// same loss and bits per byte.
+TEST_F(DistTrain, LlmDenseAndMohMatchOneProcess) {
+  MOH_SKIP_UNLESS_MPIRUN();
+  moh::test::llm_config(dir_, "llm", {});  // writes the corpus and llm.yaml
+  const std::string cfg = path("llm.yaml");
+  const std::string common = "train.steps=12 train.batch_size=8 train.log_every=1 eval.every=12 threads=1 "
+                             "distributed.timeout_s=60 distributed.bucket_mb=0.01 ";
+  const std::string moh = common + "model.attention=moh model.shared_heads=[1] model.routed_topk=[2] "
+                                   "model.kv_heads=2 moh.balance_scope=global";
+  for (const auto& [name, overrides] : {std::pair{"mha", common}, std::pair{"moh", moh}}) {
+    train(1, cfg, std::string(name) + "_one", overrides);
+    train(2, cfg, std::string(name) + "_two", overrides);
+    expect_same_losses(losses(run(std::string(name) + "_one")), losses(run(std::string(name) + "_two")), 12);
+    expect_same_weights(checkpoint(std::string(name) + "_one", 12), checkpoint(std::string(name) + "_two", 12));
+    const auto one = last_eval(run(std::string(name) + "_one")), two = last_eval(run(std::string(name) + "_two"));
+    ASSERT_TRUE(one.count("eval/bits_per_byte")) << name;
+    EXPECT_EQ(one.at("eval/tokens"), two.at("eval/tokens")) << name;
+    for (const char* key : {"eval/loss", "eval/bits_per_byte"})
+      EXPECT_NEAR(one.at(key), two.at(key), 1e-5 * one.at(key)) << name << " " << key;
+  }
 }
 
 // Ranks launched with different configs (an MPMD launch with other overrides per rank) stop

@@ -125,12 +125,14 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, GoldenAttention,
                                            "causal_rope_gqa_qknorm_shared2_top3"),
                          [](const auto& info) { return std::string(info.param); });
 
+// rtol 3e-5: PyTorch's own float32 run of this case is off from the float64 values by up to 1.3e-5
+// (output) and 1.2e-5 (gradients) under the same closeness rule; this layer by 1.3e-5 and 1.7e-5.
 TEST(GoldenAttention, MoHMatchesTorchReferenceInFloat32) {
   const Golden g = load_golden("causal_rope_gqa_qknorm_shared2_top3");
   Generator gen(0);
   for (MoHExecution ex : {MoHExecution::Dense, MoHExecution::Sparse}) {
     MoHAttention layer(attention_options(g, DType::Float32), moh_options(g, ex), gen);
-    expect_matches_reference(layer, g, 1e-5, ex == MoHExecution::Dense ? "MoH dense f32" : "MoH sparse f32");
+    expect_matches_reference(layer, g, 3e-5, ex == MoHExecution::Dense ? "MoH dense f32" : "MoH sparse f32");
   }
 }
 

@@ -123,6 +123,15 @@ TEST(LayerLinear, NamesShapesAndInit) {
   EXPECT_LE(max_abs, 0.04 + 1e-7);
   EXPECT_GT(max_abs, 0.03);
 
+  // Untruncated: std 0.02 (a truncated draw has 0.0176) and values beyond 2 std.
+  Linear normal({.in_features = 100, .out_features = 100, .init = WeightInit::Normal, .init_std = 0.02}, gen);
+  double sq = 0;
+  max_abs = 0;
+  for (float v : normal.weight().data().to_vector<float>())
+    sq += double(v) * double(v), max_abs = std::max(max_abs, std::fabs(double(v)));
+  EXPECT_NEAR(std::sqrt(sq / 1e4), 0.02, 0.0005);
+  EXPECT_GT(max_abs, 0.05);
+
   Generator a(7), b(7);
   EXPECT_EQ(Linear({.in_features = 3, .out_features = 2}, a).weight().data().to_vector<float>(),
             Linear({.in_features = 3, .out_features = 2}, b).weight().data().to_vector<float>());

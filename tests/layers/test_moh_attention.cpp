@@ -1,7 +1,7 @@
 // MultiHeadAttention and MoHAttention: dense and sparse executions agree on outputs and every
 // gradient across head splits, causal/RoPE/GQA/qk-norm variants and degenerate routings; MoH
 // reduces to MHA where the design says it must; float64 gradchecks of both executions; balance
-// loss, routing statistics, the packed row layout and option errors.
+// loss, its balance reducer (per model), routing statistics, the packed row layout and option errors.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -185,6 +185,53 @@ TEST(MoHAttention, BalanceLossMatchesItsDefinition) {
   EXPECT_NEAR(out.balance_loss.data().item<double>(), e * loss, 1e-12);
   layer.eval();
   EXPECT_FALSE(layer.forward(ag::Variable(x)).balance_loss.defined());
+}
+
+// A model of two MoH layers and an MHA one: the reducer must reach every MoH layer of its tree.
+class ThreeBlocks : public Module {
+ public:
+  ThreeBlocks(const AttentionOptions& o, Generator& gen) {
+    first = register_module("first", std::make_shared<MoHAttention>(o, MoHOptions{2, 2}, gen));
+    register_module("mha", std::make_shared<MultiHeadAttention>(o, gen));
+    second = register_module("second", std::make_shared<MoHAttention>(o, MoHOptions{2, 2}, gen));
+  }
+  std::string type_name() const override { return "ThreeBlocks"; }
+  std::shared_ptr<MoHAttention> first, second;
+};
+
+double balance_loss(MoHAttention& layer, const Tensor& x) {
+  return layer.forward(ag::Variable(x)).balance_loss.data().item<double>();
+}
+
+TEST(MoHAttention, BalanceReducerActsOnlyOnTheModelItIsInstalledOn) {
+  Config c{"", 6, 2, 2, 0, 10, false, false, false, MoHRouter::Learned};
+  const AttentionOptions o = attention_options(c, DType::Float64);
+  Generator gen_a(10), gen_b(10);
+  ThreeBlocks a(o, gen_a), b(o, gen_b);  // the same weights
+  Generator data(11);
+  const Tensor x = normal({3, 10, 16}, 0, 1, data, DType::Float64);
+  const double local = balance_loss(*a.first, x);
+  int calls = 0;
+  // Pooled loads of a perfectly balanced router, K / E = 1/2 each: L = E * sum_i mean(p_i) / 2 = 2.
+  EXPECT_EQ(set_balance_reducer(a, [&calls](Tensor& load) {
+              ++calls;
+              fill_(load, 0.5);
+            }),
+            2);
+  EXPECT_NEAR(balance_loss(*a.first, x), 2.0, 1e-12);
+  EXPECT_NEAR(balance_loss(*a.second, x), 2.0, 1e-12);
+  EXPECT_EQ(calls, 2);
+  EXPECT_GT(std::abs(local - 2.0), 1e-3);  // else the test could not tell pooled from local
+  // The other model's layers keep the statistics of their own tokens.
+  EXPECT_EQ(balance_loss(*b.first, x), local);
+  const double b_second = balance_loss(*b.second, x);
+  EXPECT_GT(std::abs(b_second - 2.0), 1e-3);
+  EXPECT_EQ(calls, 2);
+  // Uninstalled: local statistics again.
+  EXPECT_EQ(set_balance_reducer(a, nullptr), 2);
+  EXPECT_EQ(balance_loss(*a.first, x), local);
+  EXPECT_EQ(balance_loss(*a.second, x), b_second);
+  EXPECT_EQ(calls, 2);
 }
 
 TEST(MoHAttention, RoutingStatisticsCountSelections) {

@@ -66,6 +66,28 @@ TEST(Llm, LlamaShapesAndNames) {
   EXPECT_TRUE(model.no_weight_decay_names().empty());
 }
 
+// embed, the blocks' halves around their attention and logits compose to forward (what a caller
+// running the attention itself, with a KV cache, relies on).
+TEST(Llm, PiecesComposeToForward) {
+  for (const LlmOptions& o : {tiny_llama(), tiny_gpt2()}) {
+    Generator gen(1);
+    LanguageModel model(o, gen);
+    const Tensor tokens = random_tokens(2, 6, 11, 3);
+    ag::Variable x = model.embed(tokens);
+    for (const auto& block : model.blocks)
+      x = block->feed_forward(ag::add(x, block->attn->forward(block->attention_input(x)).out));
+    EXPECT_EQ(model.logits(x).data().to_vector<float>(), model.forward(tokens).logits.data().to_vector<float>())
+        << arch_name(o.arch);
+  }
+  // GPT-2's positions start where asked: the last token embedded at position 5 alone.
+  Generator gen(1);
+  LanguageModel gpt2(tiny_gpt2(), gen);
+  const Tensor tokens = random_tokens(1, 6, 11, 4);
+  EXPECT_EQ(gpt2.embed(tokens.narrow(1, 5, 1).contiguous(), 5).data().to_vector<float>(),
+            gpt2.embed(tokens).data().narrow(1, 5, 1).contiguous().to_vector<float>());
+  EXPECT_ERROR_MENTIONS(gpt2.embed(tokens, 3), "max_seq_len 8");
+}
+
 TEST(Llm, Gpt2ShapesAndNamesAreTied) {
   Generator gen(1);
   LanguageModel model(tiny_gpt2(), gen);
@@ -383,6 +405,21 @@ LlmOptions fixture_options(const std::map<std::string, std::string>& meta, MoHEx
   return o;
 }
 
+// The fixture's state for `model`: every entry must be one of the model's, except a zero
+// stage_gate.bias, which a stage gate without a bias does without (make_llm_fixtures.py).
+StateDict model_state(const LanguageModel& model, StateDict state) {
+  const StateDict own = model.state_dict();
+  for (auto it = state.begin(); it != state.end();) {
+    if (own.count(it->first) || !it->first.ends_with("stage_gate.bias")) {
+      ++it;
+      continue;
+    }
+    EXPECT_EQ(amax(abs(it->second)).item<double>(), 0.0) << it->first;
+    it = state.erase(it);
+  }
+  return state;
+}
+
 void expect_matches_golden(const std::string& name, MoHExecution execution = MoHExecution::Sparse) {
   const std::string path = MOH_TEST_PATH(MOH_FIXTURE_DIR) + "/llm_" + name + ".safetensors";
   const auto f = load_safetensors(path);
@@ -393,7 +430,7 @@ void expect_matches_golden(const std::string& name, MoHExecution execution = MoH
     if (key.starts_with("state.")) state[key.substr(6)] = t;
   Generator gen(1);
   LanguageModel model(fixture_options(meta, execution), gen);
-  model.load_state_dict(state);  // strict: every name is the reference's
+  model.load_state_dict(model_state(model, state));  // strict: every name is the reference's
   const Tensor& targets = f.at("targets");
   const LlmOutput out = model.forward(f.at("tokens"));
   nn_test::expect_close(out.logits.data(), f.at("logits").to_vector<double>(), 1e-10, name + " logits");
@@ -406,6 +443,13 @@ void expect_matches_golden(const std::string& name, MoHExecution execution = MoH
     ASSERT_TRUE(p.grad().defined()) << name << ": no gradient for " << pname;
     nn_test::expect_close(p.grad(), f.at("grad." + pname).to_vector<double>(), 1e-10, name + " grad " + pname);
   }
+  // The float32 model (the fixture's parameters are float32 values) routes alike and agrees to float32 rounding.
+  LlmOptions o32 = fixture_options(meta, execution);
+  o32.dtype = DType::Float32;
+  LanguageModel model32(o32, gen);
+  model32.load_state_dict(model_state(model32, state));
+  nn_test::expect_close(model32.forward(f.at("tokens")).logits.data(), f.at("logits").to_vector<double>(), 1e-4,
+                        name + " float32 logits");
 }
 
 TEST(Llm, GoldenLlamaGqaRopeUntied) { expect_matches_golden("llama_gqa_rope_untied"); }

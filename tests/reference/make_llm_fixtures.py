@@ -15,8 +15,9 @@ are metadata strings named as the LlmOptions fields; MoH blocks as comma lists "
 "routed_topk" (empty: MHA everywhere).
 
 MoH gates: the attention is moh_reference.MoH, so the fixtures hold whatever gate parameters that
-reference defines (today stage_gate with a bias, as layers/moh_routing.h); if the layer's gate set
-changes, change moh_reference.py and re-run this script.
+reference defines (today stage_gate with a bias, as layers/moh_routing.h). The stage gate's bias is
+stored as zero, so the fixtures also hold for a layer whose stage gate has no bias (the C++ test then
+skips that entry); its gradient is still compared where the layer has one.
 
 Deterministic and re-runnable: each case draws from its own torch.manual_seed on one thread and fixture_io
 writes sorted keys, so a re-run rewrites byte-identical files.
@@ -50,6 +51,8 @@ def randomize(model):
         for name, p in model.named_parameters():
             is_norm_weight = "norm" in name and name.endswith("weight")
             p.copy_((torch.randn_like(p) * 0.3 + (1.0 if is_norm_weight else 0.0)).float())
+            if name.endswith("stage_gate.bias"):
+                p.zero_()
 
 
 def metadata(options, moh):

@@ -96,7 +96,7 @@ class MoH(MHA):
         if hs > 1:
             self.shared_gate = nn.Linear(dim, hs, bias=False)  # W_s
         if hs > 0:
-            self.stage_gate = nn.Linear(dim, 2)  # W_h
+            self.stage_gate = nn.Linear(dim, 2, bias=False)  # W_h
 
     def gates(self, x):
         """Head gates g [N, H] (None: all ones) and the balance loss (None without routed heads)."""

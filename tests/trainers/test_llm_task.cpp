@@ -7,6 +7,8 @@
 #include <cmath>
 #include <numbers>
 
+#include <nlohmann/json.hpp>
+
 #include "data/text/token_shard.h"
 #include "tests/test_util.h"
 #include "tests/trainers/llm_run.h"
@@ -80,6 +82,31 @@ TEST_F(LlmTask, EvalTokensLimitsTheValidationWindows) {
   Config cfg = test::llm_config(path(""), "limit", {"data.eval_tokens=100"});
   auto task = task_family("llm").create(cfg);
   EXPECT_EQ(task->evaluate().at("tokens"), 3 * 32);  // 100 tokens: 3 whole windows of 32
+}
+
+TEST_F(LlmTask, HeadUsageFileHoldsEachMohBlocksSelectionRates) {
+  Config cfg = test::llm_config(path(""), "usage",
+                                {"model.attention=moh", "model.shared_heads=[1, 2]", "model.routed_topk=[2, 1]",
+                                 "eval.head_usage=" + path("usage.json")});
+  auto task = task_family("llm").create(cfg);
+  const double tokens = task->evaluate().at("tokens");
+  const auto usage = nlohmann::json::parse(test::read_text(path("usage.json")));
+  EXPECT_EQ(usage["tokens"].get<double>(), tokens);
+  ASSERT_EQ(usage["moh_blocks"].size(), 2u);
+  for (int b = 0; b < 2; ++b) {
+    const auto& block = usage["moh_blocks"][size_t(b)];
+    const int64_t shared = block["shared_heads"], topk = block["routed_topk"];
+    EXPECT_EQ(block["block"].get<int>(), b);
+    const auto rates = block["selection_rate"].get<std::vector<double>>();
+    ASSERT_EQ(rates.size(), 4u);
+    double routed = 0;
+    for (int64_t h = 0; h < 4; ++h) {
+      if (h < shared) EXPECT_EQ(rates[size_t(h)], 1.0) << "shared head " << h;
+      else routed += rates[size_t(h)];
+      EXPECT_GE(rates[size_t(h)], 0.0);
+    }
+    EXPECT_NEAR(routed, double(topk), 1e-9) << "every token keeps top-" << topk << " routed heads";
+  }
 }
 
 TEST_F(LlmTask, ConfigsTheModelOrDataCannotHonourNameTheKey) {
