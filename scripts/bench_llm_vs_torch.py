@@ -134,11 +134,11 @@ def main():
     tokens = args.batch * seq_len
     rows = [("moh", "MHA", summary(results["moh_mha"], tokens))]
     if args.with_moh:
-        h, s, k = cfg["model"]["heads"], int(args.shared), int(args.topk)
+        h, s, k = results["torch"][0]["model"]["heads"], int(args.shared), int(args.topk)
         rows.append(("moh", f"MoH {s} shared + top-{k} of {h - s} ({100 * (s + k) / h:.0f}% heads)",
                      summary(results["moh_moh"], tokens)))
     rows.append(("torch", f"MHA (torch {results['torch'][0]['version']})", summary(results["torch"], tokens)))
-    m = cfg["model"]
+    m = results["torch"][0]["model"]
     print(f"\nLLM {args.config} ({m['arch']}, dim {m['dim']}, depth {m['depth']}, heads {m['heads']}, "
           f"{results['torch'][0]['parameters']} parameters), batch {args.batch} x {seq_len} tokens, fp32 AdamW, "
           f"{args.threads} threads (OMP_WAIT_POLICY={env.get('OMP_WAIT_POLICY', 'unset')}); {args.rounds} x "

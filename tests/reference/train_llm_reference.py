@@ -34,10 +34,11 @@ Only fp32 on the CPU, one process (no grad_accum, no data parallelism): anything
 --steps N trains N steps (default train.steps); --seconds S stops earlier once S seconds of training
 have passed (the lr schedule still spans the N steps, as moh's does over train.steps). The first --warmup
 steps (default 5) are left out of the step-time medians. --metrics writes one JSON line per
-train.log_every steps (step, loss, lr, tokens_per_s) and one with the validation metrics.
-The last line printed is one JSON object: step_ms (every measured step), median_ms, tokens_per_s
-(batch * seq_len / median step), train_tokens_per_s (all steps, data included), parameters, val_loss,
-val_bits_per_byte, val_perplexity, steps, stopped_by ("steps" | "seconds").
+train.log_every steps (step, loss, lr, tokens_per_s) and, every eval.every steps and at the end, one with
+the validation metrics (eval/loss, eval/bits_per_byte, ...; their time is not training time).
+The last line printed is one JSON object: model (the resolved shape), parameters, step_ms (every
+measured step), median_ms, tokens_per_s (batch * seq_len / median step), train_tokens_per_s (all steps,
+data included), val_loss, val_bits_per_byte, val_perplexity, steps, stopped_by ("steps" | "seconds").
 """
 
 import argparse
@@ -280,10 +281,11 @@ def main():
     train = RandomWindows(split_shards(cfg["data"]["dir"], "train"), seq_len, cfg["run"]["seed"])
     val = split_shards(cfg["data"]["dir"], "val")
     batch, clip, beta = cfg["train"]["batch_size"], cfg["train"]["grad_clip"], cfg["moh"]["balance_loss"]
-    log_every = cfg["train"]["log_every"]
+    log_every, eval_every = cfg["train"]["log_every"], cfg["eval"]["every"]
     metrics = open(args.metrics, "w") if args.metrics else None
 
     step_ms, losses, window_loss, window_start, stopped_by = [], [], [], time.perf_counter(), "steps"
+    eval_seconds = 0.0  # time of the validations --metrics asks for every eval.every steps
     train_start = window_start
     step = 0
     while step < total_steps:
@@ -311,12 +313,17 @@ def main():
                                       "tokens_per_s": len(window_loss) * batch * seq_len / (now - window_start)})
                           + "\n")
             window_loss, window_start = [], now
-        if args.seconds is not None and now - train_start >= args.seconds and step < total_steps:
+        if args.seconds is not None and now - train_start - eval_seconds >= args.seconds and step < total_steps:
             stopped_by = "seconds"
             break
-    train_seconds = time.perf_counter() - train_start
+        if metrics and not args.no_eval and eval_every > 0 and step % eval_every == 0 and step < total_steps:
+            v = evaluate(model, cfg, val, seq_len, byte_lengths, vocab)  # not timed (as moh's window rates)
+            metrics.write(json.dumps({"step": step, **{f"eval/{k}": x for k, x in v.items()}}) + "\n")
+            eval_seconds += time.perf_counter() - now
+            window_start = time.perf_counter()
+    train_seconds = time.perf_counter() - train_start - eval_seconds
     result = {"framework": "torch", "version": torch.__version__, "threads": torch.get_num_threads(),
-              "parameters": sum(p.numel() for p in model.parameters()),
+              "parameters": sum(p.numel() for p in model.parameters()), "model": o,
               "attention": "mha" if cfg["model"]["attention"] == "mha" else "moh (dense gated heads)",
               "batch": batch, "seq_len": seq_len, "steps": step, "stopped_by": stopped_by,
               "train_seconds": train_seconds, "train_tokens_per_s": step * batch * seq_len / train_seconds,
