@@ -60,12 +60,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from llm_reference import LanguageModel  # noqa: E402
 from moh_reference import MoH  # noqa: E402
 
-# models/llm/llm_options.cpp's presets (the fields a preset sets; every other field has its default).
+# models/llm/llm_options.cpp's presets: the fields a preset sets (every other field has its default; the
+# llm task replaces a preset's vocabulary by the tokenizer's, so it is not listed).
 PRESETS = {
     "kjv_tiny": dict(arch="llama", dim=192, depth=6, heads=6, max_seq_len=256),
-    "gpt2_124m": dict(arch="gpt2", vocab_size=50257, dim=768, depth=12, heads=12, max_seq_len=1024),
-    "llm_s": dict(arch="llama", vocab_size=32000, dim=768, depth=12, heads=12, max_seq_len=2048),
-    "llm_b": dict(arch="llama", vocab_size=32000, dim=1536, depth=24, heads=16, max_seq_len=2048),
+    "gpt2_124m": dict(arch="gpt2", dim=768, depth=12, heads=12, max_seq_len=1024),
+    "llm_s": dict(arch="llama", dim=768, depth=12, heads=12, max_seq_len=2048),
+    "llm_b": dict(arch="llama", dim=1536, depth=24, heads=16, max_seq_len=2048),
 }
 INIT_STD = 0.02
 RESIDUAL_PROJECTIONS = ("attn.proj.weight", "mlp.fc2.weight", "mlp.w2.weight")
@@ -91,7 +92,7 @@ def model_options(model_cfg, vocab):
     o = dict(arch="llama", vocab_size=0, kv_heads=0, head_dim=0, mlp_hidden=0, rope_theta=10000.0, norm_eps=1e-5,
              tie_embeddings=False)
     o.update(PRESETS[preset])
-    for key in ("arch", "vocab_size", "dim", "depth", "heads", "kv_heads", "head_dim", "mlp_hidden", "max_seq_len",
+    for key in ("arch", "dim", "depth", "heads", "kv_heads", "head_dim", "mlp_hidden", "max_seq_len",
                 "rope_theta", "tie_embeddings"):
         if model_cfg.get(key) is not None:
             o[key] = model_cfg[key]
@@ -102,9 +103,7 @@ def model_options(model_cfg, vocab):
         o["mlp_hidden"] = 256 * -(-(2 * 4 * o["dim"] // 3) // 256) if o["arch"] == "llama" else 4 * o["dim"]
     if o["arch"] == "gpt2":
         o["tie_embeddings"] = True
-    if model_cfg.get("recompute"):
-        fail("model.recompute is not supported by the reference")
-    return o
+    return o  # model.recompute changes memory, not results: the reference keeps every activation
 
 
 def moh_blocks(model_cfg, depth):
