@@ -13,7 +13,10 @@ execution). Both sides draw their training windows from the shards each step, so
 data; validation is cut to one window (data.eval_tokens) and is not timed. --rounds R alternates the
 runs R times and pools their steps (a shared machine's load drifts). Threads: the config's `threads`
 and OMP_NUM_THREADS both set to --threads; OMP_WAIT_POLICY as in scripts/bench_vs_torch.sh.
-Prints a table of medians (ms/step, tokens/s, fastest step) and the ratios; exits 1 when a run fails
+CPU ms: the mean CPU time (all threads) of a measured step, less sensitive than wall time to other
+jobs on the machine: PyTorch's per step (time.process_time), moh's from the process's CPU time less
+that of the same run stopped after the warm-up (each moh round runs that short run too).
+Prints a table of medians (ms/step, tokens/s, fastest step), CPU ms and the ratios; exits 1 when a run fails
 or when moh's and PyTorch's MHA models do not have the same parameter count.
 """
 
@@ -21,6 +24,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -39,6 +43,11 @@ def fail(message, output=""):
     sys.exit(f"bench_vs_torch.sh --llm: {message}")
 
 
+def children_cpu_seconds():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def run(cmd, env, what):
     out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT)
     if out.returncode != 0:
@@ -47,9 +56,15 @@ def run(cmd, env, what):
 
 
 def moh_run(args, overrides, attention, env, folder, name):
-    """Step times (ms, after the warm-up) and parameter count of one `moh train`."""
-    cmd = [args.moh, "train", args.config, *overrides, f"run.dir={folder}", f"run.name={name}", *attention]
-    run(cmd, env, f"moh train ({name})")
+    """Step times (ms, after the warm-up), CPU ms per measured step and parameter count of one `moh train`.
+    CPU: the process's CPU time (all threads) less that of the same run stopped after the warm-up, which
+    also cancels start-up, the one-window validation and the checkpoint."""
+    cmd = [args.moh, "train", args.config, *overrides, f"run.dir={folder}", *attention]
+    cpu_start = children_cpu_seconds()
+    run(cmd + [f"run.name={name}_warmup", f"train.steps={args.warmup}"], env, f"moh train ({name}, warm-up only)")
+    cpu_mid = children_cpu_seconds()
+    run(cmd + [f"run.name={name}"], env, f"moh train ({name})")
+    cpu_ms = ((children_cpu_seconds() - cpu_mid) - (cpu_mid - cpu_start)) * 1e3 / args.steps
     with open(os.path.join(folder, name, "metrics.jsonl")) as f:
         records = [json.loads(line) for line in f]
     step_ms = [r["step_ms"] for r in records if "step_ms" in r and r["step"] > args.warmup]
@@ -57,7 +72,7 @@ def moh_run(args, overrides, attention, env, folder, name):
         params = re.search(r"model has (\d+) parameters", f.read())
     if len(step_ms) != args.steps or not params:
         fail(f"moh train ({name}) logged {len(step_ms)} of {args.steps} measured steps")
-    return {"step_ms": step_ms, "parameters": int(params.group(1))}
+    return {"step_ms": step_ms, "cpu_ms_mean": cpu_ms, "parameters": int(params.group(1))}
 
 
 def torch_run(args, overrides, env):
@@ -67,10 +82,16 @@ def torch_run(args, overrides, env):
     return json.loads(out.strip().splitlines()[-1])
 
 
+def cpu_ms_per_step(result):
+    """moh runs carry the mean already; PyTorch runs each step's CPU time."""
+    return result["cpu_ms_mean"] if "cpu_ms_mean" in result else statistics.mean(result["cpu_ms"])
+
+
 def summary(runs, tokens_per_step):
     step_ms = [t for r in runs for t in r["step_ms"]]
     med = statistics.median(step_ms)
-    return {"median_ms": med, "min_ms": min(step_ms), "tokens_per_s": tokens_per_step * 1e3 / med}
+    return {"median_ms": med, "min_ms": min(step_ms), "tokens_per_s": tokens_per_step * 1e3 / med,
+            "cpu_ms": statistics.mean(cpu_ms_per_step(r) for r in runs)}
 
 
 def main():
@@ -88,8 +109,8 @@ def main():
     ap.add_argument("--build-dir", default=os.environ.get("MOH_BUILD_DIR", os.path.join(ROOT, "build")))
     ap.add_argument("overrides", nargs="*", help="key=value for both sides")
     args = ap.parse_args()
-    if min(args.steps, args.batch, args.threads, args.rounds) < 1 or args.warmup < 0:
-        ap.error("--steps, --batch, --threads and --rounds must be positive, --warmup >= 0")
+    if min(args.steps, args.batch, args.threads, args.rounds, args.warmup) < 1:
+        ap.error("--steps, --warmup, --batch, --threads and --rounds must be positive")
     if any("=" not in o for o in args.overrides):
         ap.error(f"overrides are key=value, got {[o for o in args.overrides if '=' not in o]}")
     args.moh = os.path.join(args.build_dir, "moh")
@@ -143,19 +164,22 @@ def main():
           f"{results['torch'][0]['parameters']} parameters), batch {args.batch} x {seq_len} tokens, fp32 AdamW, "
           f"{args.threads} threads (OMP_WAIT_POLICY={env.get('OMP_WAIT_POLICY', 'unset')}); {args.rounds} x "
           f"{args.steps} steps after {args.warmup} warm-up each, data sampling included")
-    print(f"{'framework':<10} {'attention':<42} {'ms/step':>9} {'tokens/s':>9} {'best ms':>8}")
+    print(f"{'framework':<10} {'attention':<42} {'ms/step':>9} {'tokens/s':>9} {'best ms':>8} {'CPU ms':>8}")
     for framework, label, s in rows:
-        print(f"{framework:<10} {label:<42} {s['median_ms']:9.1f} {s['tokens_per_s']:9.0f} {s['min_ms']:8.1f}")
-    torch_rate = rows[-1][2]["tokens_per_s"]
-    print(f"ratio moh MHA / torch (tokens/s, medians): {rows[0][2]['tokens_per_s'] / torch_rate:.3f}")
+        print(f"{framework:<10} {label:<42} {s['median_ms']:9.1f} {s['tokens_per_s']:9.0f} {s['min_ms']:8.1f} "
+              f"{s['cpu_ms']:8.1f}")
+    def ratio(a, b):  # a's speed over b's: median steps, fastest (least disturbed) steps, CPU time per step
+        return (f"{b['median_ms'] / a['median_ms']:.3f} (fastest steps {b['min_ms'] / a['min_ms']:.3f}, "
+                f"CPU time {b['cpu_ms'] / a['cpu_ms']:.3f})")
+    print(f"speed ratio moh MHA / torch: {ratio(rows[0][2], rows[-1][2])}")
     if args.with_moh:
-        print(f"ratio moh MoH / torch: {rows[1][2]['tokens_per_s'] / torch_rate:.3f}; "
-              f"moh MoH / moh MHA: {rows[1][2]['tokens_per_s'] / rows[0][2]['tokens_per_s']:.3f}")
+        print(f"speed ratio moh MoH / torch: {ratio(rows[1][2], rows[-1][2])}; "
+              f"moh MoH / moh MHA: {ratio(rows[1][2], rows[0][2])}")
 
 
 def run_line(result):
     return (f"{result['parameters']} parameters, median {statistics.median(result['step_ms']):.1f} ms/step, "
-            f"fastest {min(result['step_ms']):.1f} ms")
+            f"fastest {min(result['step_ms']):.1f} ms, CPU {cpu_ms_per_step(result):.1f} ms/step")
 
 
 if __name__ == "__main__":

@@ -37,8 +37,9 @@ steps (default 5) are left out of the step-time medians. --metrics writes one JS
 train.log_every steps (step, loss, lr, tokens_per_s) and, every eval.every steps and at the end, one with
 the validation metrics (eval/loss, eval/bits_per_byte, ...; their time is not training time).
 The last line printed is one JSON object: model (the resolved shape), parameters, step_ms (every
-measured step), median_ms, tokens_per_s (batch * seq_len / median step), train_tokens_per_s (all steps,
-data included), val_loss, val_bits_per_byte, val_perplexity, steps, stopped_by ("steps" | "seconds").
+measured step) and cpu_ms (its CPU time, all threads), median_ms, tokens_per_s (batch * seq_len /
+median step), train_tokens_per_s (all steps, data included), val_loss, val_bits_per_byte,
+val_perplexity, steps, stopped_by ("steps" | "seconds").
 """
 
 import argparse
@@ -283,12 +284,12 @@ def main():
     log_every, eval_every = cfg["train"]["log_every"], cfg["eval"]["every"]
     metrics = open(args.metrics, "w") if args.metrics else None
 
-    step_ms, losses, window_loss, window_start, stopped_by = [], [], [], time.perf_counter(), "steps"
+    step_ms, cpu_ms, losses, window_loss, window_start, stopped_by = [], [], [], [], time.perf_counter(), "steps"
     eval_seconds = 0.0  # time of the validations --metrics asks for every eval.every steps
     train_start = window_start
     step = 0
     while step < total_steps:
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         lr = lr_at(cfg, step, total_steps)
         for group in opt.param_groups:
             group["lr"] = lr
@@ -307,6 +308,7 @@ def main():
         now = time.perf_counter()
         if step > args.warmup:
             step_ms.append((now - start) * 1e3)
+            cpu_ms.append((time.process_time() - cpu_start) * 1e3)
         if metrics and (step % log_every == 0 or step == total_steps):
             metrics.write(json.dumps({"step": step, "loss": statistics.mean(window_loss), "lr": lr,
                                       "tokens_per_s": len(window_loss) * batch * seq_len / (now - window_start)})
@@ -326,7 +328,7 @@ def main():
               "attention": "mha" if cfg["model"]["attention"] == "mha" else "moh (dense gated heads)",
               "batch": batch, "seq_len": seq_len, "steps": step, "stopped_by": stopped_by,
               "train_seconds": train_seconds, "train_tokens_per_s": step * batch * seq_len / train_seconds,
-              "loss_first": losses[0], "loss_last": losses[-1], "step_ms": step_ms}
+              "loss_first": losses[0], "loss_last": losses[-1], "step_ms": step_ms, "cpu_ms": cpu_ms}
     if step_ms:
         med = statistics.median(step_ms)
         result.update(median_ms=med, min_ms=min(step_ms), tokens_per_s=batch * seq_len * 1e3 / med)
