@@ -8,7 +8,8 @@
 # (per-block head selection rates). --torch also trains the PyTorch reference
 # (tests/reference/train_llm_reference.py, MHA) for every seed with the same budget, as one more row.
 # --steps N scales the warm-up to N steps (and validates 4 times, logs 40 times). Runs go to
-# runs/reproduce_llm/<config>_s<seed>; an interrupted script resumes them (train.resume=auto).
+# runs/reproduce_llm/<config>_s<seed> (runs/reproduce_llm_stepsN with --steps N); an interrupted script
+# resumes them (train.resume=auto) and skips the evaluated ones: pass the same key=value overrides again.
 # Usage: scripts/reproduce_llm.sh [--steps N] [--seeds "0 1"] [--configs "kjv_mha ..."] [--parallel 2]
 #        [--torch] [--out docs/results/llm_kjv] [key=value ...]       (BUILD_DIR=build by default)
 set -euo pipefail
@@ -25,7 +26,7 @@ while [[ $# -gt 0 && "$1" == --* ]]; do
     --parallel) parallel=$2; shift 2 ;;
     --torch) torch=1; shift ;;
     --out) out=$2; shift 2 ;;
-    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "reproduce_llm.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -47,7 +48,7 @@ build_dir=${BUILD_DIR:-build}
 [[ -f "$build_dir/build.ninja" ]] || cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release >&2
 cmake --build "$build_dir" --target moh -j "$(nproc)" >&2
 BUILD_DIR=$build_dir scripts/prepare_kjv_tokens.sh >&2
-runs=runs/reproduce_llm
+runs=runs/reproduce_llm${steps:+_steps$steps}  # a shorter budget never passes for the configs' own
 mkdir -p "$runs"
 
 # The budget overrides every run gets: --steps N, with the warm-up scaled from the configs' recipe.
