@@ -75,8 +75,10 @@ SHARD_HEADER_INTS = 256
 SHARD_FORMATS = {(20240520, 1): np.uint16, (20240801, 7): np.uint32}  # data/text/token_shard.h
 
 
-def fail(message):
-    sys.exit(f"train_llm_reference.py: {message}")
+def fail(message, status=2):
+    """Config and usage problems exit 2, unreadable data 1 (as the moh CLI)."""
+    print(f"train_llm_reference.py: {message}", file=sys.stderr)
+    sys.exit(status)
 
 
 def resolved_config(moh, config, overrides):
@@ -158,11 +160,11 @@ def lr_at(cfg, step, total_steps):
 def read_shard(path):
     header = np.fromfile(path, dtype="<i4", count=SHARD_HEADER_INTS)
     if header.size < SHARD_HEADER_INTS or (int(header[0]), int(header[1])) not in SHARD_FORMATS:
-        fail(f"'{path}' is not an llm.c token shard (magic/version)")
+        fail(f"'{path}' is not an llm.c token shard (magic/version)", status=1)
     width = SHARD_FORMATS[(int(header[0]), int(header[1]))]
     tokens = np.memmap(path, dtype=width, mode="r", offset=SHARD_HEADER_INTS * 4)
     if tokens.size != int(header[2]):
-        fail(f"'{path}': the header says {int(header[2])} tokens, the file holds {tokens.size}")
+        fail(f"'{path}': the header says {int(header[2])} tokens, the file holds {tokens.size}", status=1)
     return tokens
 
 
@@ -191,7 +193,7 @@ class RandomWindows:
         self.shards, self.n = shards, seq_len + 1
         self.starts = torch.tensor([max(0, s.size - self.n + 1) for s in shards])
         if int(self.starts.sum()) == 0:
-            fail(f"no training shard holds a window of {self.n} tokens")
+            fail(f"no training shard holds a window of {self.n} tokens", status=1)
         self.cumulative = self.starts.cumsum(0)
         self.gen = torch.Generator().manual_seed(seed)
 
@@ -221,7 +223,7 @@ def evaluate(model, cfg, val, seq_len, byte_lengths, vocab):
     batch, loss_sum, tokens, text_bytes = cfg["eval"]["batch_size"], 0.0, 0, 0
     windows = list(sequential_windows(val, seq_len, limit))
     if not windows:
-        fail(f"the validation split has no window of {seq_len + 1} tokens")
+        fail(f"the validation split has no window of {seq_len + 1} tokens", status=1)
     for b in range(0, len(windows), batch):
         ids = torch.from_numpy(np.stack(windows[b:b + batch]).astype(np.int64))
         logits, _ = model(ids[:, :-1])
