@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Reproduces the KJV character-LLM comparison of MHA and MoH with 75% and 50% of the heads
 # (configs/llm/kjv_mha.yaml, kjv_moh.yaml, kjv_moh50.yaml): trains every config for every seed with the
-# same budget (the configs' 2000 steps of 32 x 128 characters, or --steps N), two runs at a time on one
+# same budget (the configs' steps and batch, configs/llm/kjv_base.yaml, or --steps N), two runs at a time on one
 # thread each, evaluates each final checkpoint on the whole validation split with the per-head usage
 # (eval.head_usage), then writes docs/results/llm_kjv.md (validation loss, bits per byte, tokens/s,
 # active heads: mean +- std over seeds) with llm_kjv_loss.png (loss curves) and llm_kjv_heads.png

@@ -64,7 +64,7 @@ from moh_reference import MoH  # noqa: E402
 # models/llm/llm_options.cpp's presets: the fields a preset sets (every other field has its default; the
 # llm task replaces a preset's vocabulary by the tokenizer's, so it is not listed).
 PRESETS = {
-    "kjv_tiny": dict(arch="llama", dim=192, depth=6, heads=6, max_seq_len=256),
+    "kjv_tiny": dict(arch="llama", dim=128, depth=4, heads=8, mlp_hidden=384, max_seq_len=256, tie_embeddings=True),
     "gpt2_124m": dict(arch="gpt2", dim=768, depth=12, heads=12, max_seq_len=1024),
     "llm_s": dict(arch="llama", dim=768, depth=12, heads=12, max_seq_len=2048),
     "llm_b": dict(arch="llama", dim=1536, depth=24, heads=16, max_seq_len=2048),
