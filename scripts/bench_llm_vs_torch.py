@@ -2,7 +2,7 @@
 """LLM training throughput, moh vs PyTorch (scripts/bench_vs_torch.sh --llm runs this).
 
     scripts/bench_vs_torch.sh --llm [--config configs/llm/kjv_mha.yaml] [--steps 20] [--warmup 3]
-        [--batch 32] [--threads 2] [--moh [--shared 2] [--topk 2]] [--rounds 1] [--wait-policy passive]
+        [--batch B] [--threads 2] [--moh [--shared 2] [--topk 2]] [--rounds 1] [--wait-policy passive]
         [--build-dir build] [key=value ...]
 
 Trains the same llm config (the key=value overrides apply to both sides) for --warmup + --steps steps:
@@ -16,6 +16,7 @@ and OMP_NUM_THREADS both set to --threads; OMP_WAIT_POLICY as in scripts/bench_v
 CPU ms: the mean CPU time (all threads) of a measured step, less sensitive than wall time to other
 jobs on the machine: PyTorch's per step (time.process_time), moh's from the process's CPU time less
 that of the same run stopped after the warm-up (each moh round runs that short run too).
+--malloc keep (the default) runs both sides with glibc malloc keeping freed memory (see KEEP_FREED_MEMORY).
 Prints a table of medians (ms/step, tokens/s, fastest step), CPU ms and the ratios; exits 1 when a run fails
 or when moh's and PyTorch's MHA models do not have the same parameter count.
 """
@@ -33,6 +34,12 @@ import tempfile
 
 import yaml
 
+# glibc malloc settings that keep freed blocks (up to its 32 MiB mmap ceiling) for reuse instead of
+# returning them to the kernel. PyTorch's CPU tensors come from malloc and are freed after each op; where
+# page faults are expensive (a VM handing pages back to its host) re-faulting them dominated PyTorch's
+# step (10x at the KJV shape), while moh's allocator caches its blocks.
+KEEP_FREED_MEMORY = {"MALLOC_MMAP_THRESHOLD_": "33554432", "MALLOC_TRIM_THRESHOLD_": "4294967296",
+                     "MALLOC_TOP_PAD_": "1073741824"}
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REFERENCE = os.path.join(ROOT, "tests", "reference", "train_llm_reference.py")
 
@@ -99,17 +106,19 @@ def main():
     ap.add_argument("--config", default="configs/llm/kjv_mha.yaml")
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
-    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--batch", type=int, help="windows per step (default: the config's train.batch_size)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--moh", dest="with_moh", action="store_true", help="also time moh with MoH attention")
     ap.add_argument("--shared", default="2")
     ap.add_argument("--topk", default="2")
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--malloc", choices=("keep", "default"), default="keep",
+                    help="keep: glibc keeps freed memory (KEEP_FREED_MEMORY) for both sides; default: as is")
     ap.add_argument("--wait-policy", default=os.environ.get("OMP_WAIT_POLICY", "passive"))
     ap.add_argument("--build-dir", default=os.environ.get("MOH_BUILD_DIR", os.path.join(ROOT, "build")))
     ap.add_argument("overrides", nargs="*", help="key=value for both sides")
     args = ap.parse_args()
-    if min(args.steps, args.batch, args.threads, args.rounds, args.warmup) < 1:
+    if min(args.steps, args.batch or 1, args.threads, args.rounds, args.warmup) < 1:
         ap.error("--steps, --warmup, --batch, --threads and --rounds must be positive")
     if any("=" not in o for o in args.overrides):
         ap.error(f"overrides are key=value, got {[o for o in args.overrides if '=' not in o]}")
@@ -118,6 +127,8 @@ def main():
         fail(f"{args.moh} not found; build it: ninja -C {args.build_dir} moh")
 
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
+    if args.malloc == "keep":
+        env.update(KEEP_FREED_MEMORY)
     if args.wait_policy == "unset":
         env.pop("OMP_WAIT_POLICY", None)
     else:
@@ -125,6 +136,7 @@ def main():
     # The timed shape for both sides; validation cut to one window; nothing but the final checkpoint.
     cfg = yaml.safe_load(run([args.moh, "config", args.config, *args.overrides], env, "moh config"))
     seq_len = cfg["data"]["seq_len"] or cfg["model"]["max_seq_len"]
+    args.batch = args.batch or cfg["train"]["batch_size"]
     overrides = [*args.overrides, f"train.steps={args.warmup + args.steps}", f"train.batch_size={args.batch}",
                  f"threads={args.threads}", "train.log_every=1", "eval.every=0", "checkpoint.every=0",
                  "checkpoint.keep_last=1", f"data.eval_tokens={seq_len}", "schedule.warmup_steps=0"]
@@ -162,7 +174,8 @@ def main():
     m = results["torch"][0]["model"]
     print(f"\nLLM {args.config} ({m['arch']}, dim {m['dim']}, depth {m['depth']}, heads {m['heads']}, "
           f"{results['torch'][0]['parameters']} parameters), batch {args.batch} x {seq_len} tokens, fp32 AdamW, "
-          f"{args.threads} threads (OMP_WAIT_POLICY={env.get('OMP_WAIT_POLICY', 'unset')}); {args.rounds} x "
+          f"{args.threads} threads (OMP_WAIT_POLICY={env.get('OMP_WAIT_POLICY', 'unset')}, malloc {args.malloc}); "
+          f"{args.rounds} x "
           f"{args.steps} steps after {args.warmup} warm-up each, data sampling included")
     print(f"{'framework':<10} {'attention':<42} {'ms/step':>9} {'tokens/s':>9} {'best ms':>8} {'CPU ms':>8}")
     for framework, label, s in rows:

@@ -77,9 +77,12 @@ torch_one() {  # seed overrides...: the PyTorch reference of kjv_mha, same budge
   shift
   echo "reproduce_llm.sh: training $name (PyTorch reference)" >&2
   mkdir -p "$runs/$name"
-  OMP_NUM_THREADS=1 /usr/bin/python3 tests/reference/train_llm_reference.py configs/llm/kjv_mha.yaml \
-    run.seed="$seed" threads=1 "${budget[@]}" "$@" --moh "$build_dir/moh" --metrics "$runs/$name/metrics.jsonl" \
-    >"$runs/$name.out" 2>&1
+  # glibc keeps freed memory: PyTorch's per-op buffers are not re-faulted (scripts/bench_llm_vs_torch.py's
+  # KEEP_FREED_MEMORY, the same values)
+  OMP_NUM_THREADS=1 MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=4294967296 MALLOC_TOP_PAD_=1073741824 \
+    /usr/bin/python3 tests/reference/train_llm_reference.py configs/llm/kjv_mha.yaml \
+      run.seed="$seed" threads=1 "${budget[@]}" "$@" --moh "$build_dir/moh" --metrics "$runs/$name/metrics.jsonl" \
+      >"$runs/$name.out" 2>&1
   tail -n 1 "$runs/$name.out" >"$runs/$name/result.json.tmp"  # the reference's last line is its JSON
   mv "$runs/$name/result.json.tmp" "$runs/$name/result.json"
 }
