@@ -12,6 +12,7 @@
 #include "core/ops.h"
 #include "models/llm/generation.h"
 #include "models/llm/language_model.h"
+#include "tests/models/llm_test_util.h"
 #include "tests/test_util.h"
 
 namespace moh {
@@ -34,13 +35,7 @@ LlmOptions gpt2() {
   return o;
 }
 
-Tensor random_tokens(int64_t batch, int64_t tokens, int64_t vocab, uint64_t seed) {
-  Generator gen(seed);
-  std::vector<int64_t> ids;
-  for (double u : uniform({batch * tokens}, 0.0, double(vocab), gen, DType::Float64).to_vector<double>())
-    ids.push_back(std::min(int64_t(u), vocab - 1));
-  return from_vector(ids, {batch, tokens}, DType::Int64);
-}
+using test::random_tokens;
 
 double max_abs_diff(const Tensor& a, const Tensor& b) {
   EXPECT_EQ(a.shape(), b.shape());
