@@ -1,4 +1,5 @@
-// MultiHeadAttention: projections, qk-norm, RoPE, GQA repetition and the blocked attention op.
+// MultiHeadAttention: projections, qk-norm, RoPE and the blocked attention op (which reads the GQA
+// key/value heads in place).
 #include "layers/multi_head_attention.h"
 
 #include <cmath>
@@ -84,16 +85,8 @@ std::pair<ag::Variable, ag::Variable> MultiHeadAttention::prepare_keys_values(co
                                                                               const ag::Variable& v,
                                                                               const Tensor& pos) const {
   ag::Variable kp = ag::permute(k_norm_ ? k_norm_->forward(k) : k, {0, 2, 1, 3});  // [B, Hkv, T, Dh]
-  ag::Variable vp = ag::permute(v, {0, 2, 1, 3});
   if (rope_) kp = rope_->forward(kp, pos);
-  const int64_t group = options_.num_heads / options_.num_kv_heads;
-  if (group == 1) return {kp, vp};
-  auto repeat = [&](const ag::Variable& t) {  // [B, Hkv, T, Dh] -> [B, Hkv * group, T, Dh]
-    Shape s = t.shape();
-    ag::Variable e = ag::expand(ag::unsqueeze(t, 2), {s[0], s[1], group, s[2], s[3]});
-    return ag::reshape(e, {s[0], s[1] * group, s[2], s[3]});
-  };
-  return {repeat(kp), repeat(vp)};
+  return {kp, ag::permute(v, {0, 2, 1, 3})};
 }
 
 MultiHeadAttention::Heads MultiHeadAttention::split_heads(const ag::Variable& qkv, const Tensor& pos) const {

@@ -57,10 +57,12 @@ class MultiHeadAttention : public Module {
   Tensor resolve_positions(const Tensor& positions, int64_t batch, int64_t tokens) const;
   // q [B, T, h, Dh] (a view of a projection) -> [B, h, T, Dh], q-normed and rotated.
   ag::Variable prepare_queries(const ag::Variable& q, const Tensor& pos) const;
-  // k, v [B, T, Hkv, Dh] -> [B, H, T, Dh] each: k-normed, rotated, GQA heads repeated.
+  // k, v [B, T, Hkv, Dh] -> [B, Hkv, T, Dh] each: k-normed and rotated (the K/V heads, not repeated:
+  // the attention ops read each one for its H / Hkv query heads).
   std::pair<ag::Variable, ag::Variable> prepare_keys_values(const ag::Variable& k, const ag::Variable& v,
                                                             const Tensor& pos) const;
-  // Splits the fused projection [B, T, (H + 2 Hkv) * Dh] into prepared q, k, v [B, H, T, Dh].
+  // Splits the fused projection [B, T, (H + 2 Hkv) * Dh] into prepared q [B, H, T, Dh] and
+  // k, v [B, Hkv, T, Dh].
   struct Heads {
     ag::Variable q, k, v;
   };
