@@ -33,17 +33,21 @@ ImageBatch FolderImageSource::next_train(int64_t batch_size) {
   return *batch;
 }
 
-void FolderImageSource::for_each_eval_batch(int64_t batch_size,
+void FolderImageSource::for_each_eval_batch(int64_t begin, int64_t end, int64_t batch_size,
                                             const std::function<void(const ImageBatch&)>& fn) {
+  MOH_CHECK(0 <= begin && begin <= end && end <= eval_size_, "image folder '", options_.root, "/", eval_split_,
+            "': eval samples [", begin, ", ", end, ") are not within the ", eval_size_, " evaluated");
+  if (begin == end) return;
   ImageFolderOptions o = options_;
   o.split = eval_split_;
   o.train = false;
   o.batch_size = batch_size;
   ImageFolderLoader loader(o);
-  for (int64_t done = 0; done < eval_size_;) {
+  if (begin > 0) loader.load_state({{"index", begin}});
+  for (int64_t done = begin; done < end;) {
     std::optional<ImageBatch> batch = loader.next();
     if (!batch) break;
-    const int64_t n = std::min<int64_t>(batch->labels.shape()[0], eval_size_ - done);
+    const int64_t n = std::min<int64_t>(batch->labels.shape()[0], end - done);
     if (n < batch->labels.shape()[0]) batch = ImageBatch{batch->images.narrow(0, 0, n), batch->labels.narrow(0, 0, n)};
     fn(*batch);
     done += n;

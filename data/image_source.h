@@ -24,8 +24,10 @@ class ImageSource {
   virtual ~ImageSource() = default;
   // The next `batch_size` augmented training samples (crossing epochs as needed).
   virtual ImageBatch next_train(int64_t batch_size) = 0;
-  // The whole evaluation split in order, `batch_size` at a time (the last batch may be smaller).
-  virtual void for_each_eval_batch(int64_t batch_size, const std::function<void(const ImageBatch&)>& fn) = 0;
+  // Samples [begin, end) of the evaluation split in order, `batch_size` at a time (the last batch may
+  // be smaller); 0 <= begin <= end <= eval_size(). A data-parallel evaluation passes each rank's shard.
+  virtual void for_each_eval_batch(int64_t begin, int64_t end, int64_t batch_size,
+                                   const std::function<void(const ImageBatch&)>& fn) = 0;
   virtual int64_t train_size() const = 0;
   virtual int64_t eval_size() const = 0;
   virtual const std::vector<std::string>& class_names() const = 0;

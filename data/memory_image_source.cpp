@@ -81,13 +81,16 @@ ImageBatch InMemoryImageSource::next_train(int64_t batch_size) {
   return {images, labels};
 }
 
-void InMemoryImageSource::for_each_eval_batch(int64_t batch_size, const std::function<void(const ImageBatch&)>& fn) {
+void InMemoryImageSource::for_each_eval_batch(int64_t begin, int64_t end, int64_t batch_size,
+                                              const std::function<void(const ImageBatch&)>& fn) {
   MOH_CHECK(batch_size > 0, "in-memory images: eval batch size must be positive, got ", batch_size);
+  MOH_CHECK(0 <= begin && begin <= end && end <= eval_size_, "in-memory images: eval samples [", begin, ", ", end,
+            ") are not within the ", eval_size_, " of the evaluation split");
   const int64_t h = image_size();
   const uint8_t* src = eval_.images.data<uint8_t>();
   const int64_t* truth = eval_.labels.data<int64_t>();
-  for (int64_t start = 0; start < eval_size_; start += batch_size) {
-    const int64_t n = std::min(batch_size, eval_size_ - start);
+  for (int64_t start = begin; start < end; start += batch_size) {
+    const int64_t n = std::min(batch_size, end - start);
     Tensor images = Tensor::empty({n, 1, h, h});
     Tensor labels = Tensor::empty({n}, DType::Int64);
     float* dst = images.data<float>();

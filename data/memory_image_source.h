@@ -27,7 +27,8 @@ class InMemoryImageSource final : public ImageSource {
                       int64_t train_limit = 0, int64_t eval_limit = 0);
 
   ImageBatch next_train(int64_t batch_size) override;
-  void for_each_eval_batch(int64_t batch_size, const std::function<void(const ImageBatch&)>& fn) override;
+  void for_each_eval_batch(int64_t begin, int64_t end, int64_t batch_size,
+                           const std::function<void(const ImageBatch&)>& fn) override;
   int64_t train_size() const override { return train_size_; }
   int64_t eval_size() const override { return eval_size_; }
   const std::vector<std::string>& class_names() const override { return train_.class_names; }

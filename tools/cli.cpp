@@ -51,7 +51,8 @@ void print_help(const std::string& command) {
     std::cout << "usage: moh eval RUN_DIR|CHECKPOINT [key=value ...]\n"
                  "Evaluates the newest valid checkpoint of RUN_DIR (or the given .h5 file) on the task's\n"
                  "held-out split, prints the metrics as one JSON object on the last line and writes them to\n"
-                 "eval.json beside the checkpoint. Overrides apply to the config stored in the checkpoint.\n";
+                 "eval.json beside the checkpoint. Overrides apply to the config stored in the checkpoint.\n"
+                 "Under mpirun each process evaluates a shard of the split; rank 0 prints and writes.\n";
   } else if (command == "config") {
     std::cout << "usage: moh config CONFIG.yaml [key=value ...]\n"
                  "Prints the config after base files, overrides and defaults are applied, as YAML.\n"
@@ -130,7 +131,8 @@ int eval(const Invocation& inv) {
   std::unique_ptr<Task> task = task_family(family).create(cfg);
   task->model().load_state_dict(data.model);
   nlohmann::json result{{"checkpoint", checkpoint}, {"step", data.step}, {"task", family}};
-  for (auto& [name, value] : task->evaluate()) result[name] = value;
+  for (auto& [name, value] : task->evaluate()) result[name] = value;  // under mpirun: each rank a shard
+  if (dist::launch_env().rank != 0) return kOk;  // rank 0 alone writes
   const std::string out_path = (fs::path(checkpoint).parent_path() / "eval.json").string();
   write_file_atomically(out_path, result.dump(2) + "\n");
   std::cout << result.dump() << std::endl;

@@ -48,6 +48,11 @@ Schema common_schema() {
   s.add(Key::Int("eval.every", "evaluate every N optimizer steps (0 = only after the last step)")
             .def(1000)
             .min(0));
+  s.add(Key::Int("eval.batch_size",
+                 "held-out samples (images, sequences) per evaluation batch on each rank; in data-parallel runs "
+                 "each rank evaluates its shard of the held-out set and the metric sums are added over ranks")
+            .def(500)
+            .min(1));
 
   s.add(
       Key::Int("checkpoint.every", "save a checkpoint every N optimizer steps (0 = only after the last step)")

@@ -17,18 +17,11 @@
 #include "data/text/token_windows.h"
 #include "data/text/tokenizer.h"
 #include "trainers/attention_config.h"
+#include "trainers/eval_shard.h"
 #include "trainers/precision.h"
 
 namespace moh {
 namespace {
-
-// Sums per-rank evaluation totals over the ranks of a data-parallel run (in place).
-void sum_over_ranks(std::vector<double>& values) {
-  if (!dist::is_distributed() || values.empty()) return;
-  Tensor t = from_vector(values, {int64_t(values.size())}, DType::Float64);
-  dist::all_reduce(dist::world(), t, dist::ReduceOp::Sum, "llm eval");
-  values = t.to_vector<double>();
-}
 
 // Per-head selection rates of the model's MoH blocks, accumulated over evaluation batches as
 // rate x tokens (so ranks and batches sum), in block order, H values per MoH block.
@@ -72,7 +65,7 @@ config::Schema llm_schema() {
   using config::Key;
   config::Schema s;
   s.add(Key::Enum("model.preset", {"kjv_tiny", "gpt2_124m", "llm_s", "llm_b"},
-                  "named LLM size (models/llm/llm.h); the model.* keys below override its fields")
+                  "named LLM size (models/llm/llm_options.h); the model.* keys below override its fields")
             .def("kjv_tiny"));
   s.add(Key::Enum("model.arch", {"llama", "gpt2"},
                   "LLaMA-style (RMSNorm, RoPE, SwiGLU, no biases) or GPT-2-style (LayerNorm, learned positions, "
@@ -110,7 +103,6 @@ config::Schema llm_schema() {
   s.add(Key::Int("data.eval_tokens", "validate on the first N windows' worth of tokens (0 = the whole val split)")
             .def(0)
             .min(0));
-  s.add(Key::Int("eval.batch_size", "windows per evaluation batch").def(32).min(1));
   s.add(Key::String("eval.head_usage",
                     "moh eval: also write each MoH block's per-head selection rate over the validation tokens "
                     "to this JSON file")
@@ -196,9 +188,9 @@ class LlmTask final : public Task {
       if (!head_usage_path_.empty()) usage.add_last_forward();
     }
     std::vector<double> sums{loss_sum, tokens, bytes};
-    sum_over_ranks(sums);
+    reduce_eval_sums(sums);
     if (!head_usage_path_.empty()) {
-      sum_over_ranks(usage.weighted_rates);
+      reduce_eval_sums(usage.weighted_rates);
       if (dist::launch_env().rank == 0) write_file_atomically(head_usage_path_, usage.to_json(sums[1]) + "\n");
     }
     MOH_CHECK(sums[1] > 0, "llm eval: the validation split of '", val_.shards().front().path(),

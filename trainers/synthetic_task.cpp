@@ -1,6 +1,7 @@
 // The synthetic teacher-student task (see synthetic_task.h).
 #include "trainers/synthetic_task.h"
 
+#include <algorithm>
 #include <numeric>
 
 #include "autograd/autograd.h"
@@ -8,6 +9,7 @@
 #include "core/ops.h"
 #include "data/epoch_sampler.h"
 #include "layers/mlp.h"
+#include "trainers/eval_shard.h"
 #include "trainers/precision.h"
 
 namespace moh {
@@ -32,6 +34,7 @@ class SyntheticTask final : public Task {
   explicit SyntheticTask(const Config& cfg)
       : features_(cfg.get_int("data.features")), classes_(cfg.get_int("data.classes")),
         train_size_(cfg.get_int("data.train_size")), eval_size_(cfg.get_int("data.eval_size")),
+        eval_batch_(cfg.get_int("eval.batch_size")),
         seed_(uint64_t(cfg.get_int("run.seed"))), sampler_(train_size_, seed_ ^ 0x5eed5eedULL, "synthetic train"),
         device_(training_device(cfg)) {
     Generator init(seed_);
@@ -50,18 +53,23 @@ class SyntheticTask final : public Task {
     return {ag::cross_entropy(logits, y), {}, batch_size, 0};
   }
 
+  // This rank's shard of the held-out set in batches of eval.batch_size, the sums reduced over ranks.
   std::map<std::string, double> evaluate() override {
     ag::NoGradGuard no_grad;
     EvalModeGuard eval_mode(*model_);
-    std::vector<int64_t> ids(static_cast<size_t>(eval_size_));
-    std::iota(ids.begin(), ids.end(), 0);
-    auto [x, y] = samples(ids, kEvalStream);
-    Tensor logits = model_->forward(ag::Variable(x)).data();
-    const double loss = cross_entropy(logits, y).loss.item<double>();
-    const auto pred = argmax(logits, 1).to_vector<int64_t>(), truth = y.to_vector<int64_t>();
-    int64_t correct = 0;
-    for (size_t i = 0; i < pred.size(); ++i) correct += pred[i] == truth[i];
-    return {{"loss", loss}, {"top1", double(correct) / double(eval_size_)}};
+    const EvalShard shard = eval_shard(eval_size_);
+    std::vector<double> sums{0, 0};  // loss, correct
+    for (int64_t start = shard.begin; start < shard.end; start += eval_batch_) {
+      std::vector<int64_t> ids(size_t(std::min(eval_batch_, shard.end - start)));
+      std::iota(ids.begin(), ids.end(), start);
+      auto [x, y] = samples(ids, kEvalStream);
+      Tensor logits = model_->forward(ag::Variable(x)).data();
+      sums[0] += cross_entropy(logits, y, 0.0, -100, Reduction::Sum).loss.item<double>();
+      const auto pred = argmax(logits, 1).to_vector<int64_t>(), truth = y.to_vector<int64_t>();
+      for (size_t i = 0; i < pred.size(); ++i) sums[1] += pred[i] == truth[i];
+    }
+    reduce_eval_sums(sums);
+    return {{"loss", sums[0] / double(eval_size_)}, {"top1", sums[1] / double(eval_size_)}};
   }
 
   int64_t samples_per_epoch() const override { return train_size_; }
@@ -84,7 +92,7 @@ class SyntheticTask final : public Task {
     return {x.to(device_), y.to(device_)};
   }
 
-  int64_t features_, classes_, train_size_, eval_size_;
+  int64_t features_, classes_, train_size_, eval_size_, eval_batch_;
   uint64_t seed_;
   EpochSampler sampler_;
   Device device_;

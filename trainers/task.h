@@ -33,6 +33,8 @@ class Task {
   // Draws the next `batch_size` training samples (advancing the loader) and returns their loss.
   virtual MicroBatchLoss train_micro_batch(int64_t batch_size) = 0;
   // Metrics on the held-out split, in eval mode and without recording a tape ("loss", "top1", ...).
+  // Every rank calls it together: each evaluates its shard and the sums are reduced over ranks
+  // (trainers/eval_shard.h), so every rank returns the metrics of the whole split.
   virtual std::map<std::string, double> evaluate() = 0;
   // Training samples per epoch (for train.epochs and the epoch counter).
   virtual int64_t samples_per_epoch() const = 0;

@@ -18,6 +18,7 @@
 #include "data/mixup.h"
 #include "models/vit/vit.h"
 #include "trainers/attention_config.h"
+#include "trainers/eval_shard.h"
 #include "trainers/precision.h"
 
 namespace moh {
@@ -74,7 +75,6 @@ config::Schema vit_schema() {
   s.add(Key::Float("data.mix_switch_prob", "with both on: probability of CutMix rather than Mixup").def(0.5).range(0, 1));
   s.add(Key::Int("data.train_limit", "fashion_mnist: train on the first N training samples only (0 = all)").def(0).min(0));
   s.add(Key::Int("data.eval_limit", "evaluate on the first N held-out samples (0 = all)").def(0).min(0));
-  s.add(Key::Int("eval.batch_size", "samples per evaluation batch").def(500).min(1));
   s.add(Key::String("eval.predictions", "moh eval: also write per-sample logits and labels to this HDF5 file")
             .optional());
   return s;
@@ -146,9 +146,8 @@ class VitTask final : public Task {
         mix_gen_(seed_ ^ kMixKey),
         label_smoothing_(cfg.get_float("data.label_smoothing")),
         eval_batch_(cfg.get_int("eval.batch_size")),
-        // Every rank evaluates the whole held-out set; rank 0 alone writes the predictions file.
-        predictions_(cfg.has("eval.predictions") && dist::launch_env().rank == 0 ? cfg.get_string("eval.predictions")
-                                                                                 : ""),
+        // Every rank gathers the predictions of the whole held-out set; rank 0 alone writes them.
+        predictions_(cfg.has("eval.predictions") ? cfg.get_string("eval.predictions") : ""),
         device_(training_device(cfg)) {
     mix_.mixup_alpha = cfg.get_float("data.mixup");
     mix_.cutmix_alpha = cfg.get_float("data.cutmix");
@@ -175,16 +174,19 @@ class VitTask final : public Task {
     return {loss, std::move(out.balance_losses), batch_size, batch_size * model_->num_tokens()};
   }
 
+  // Each rank evaluates its shard of the held-out set (trainers/eval_shard.h); the sums are reduced
+  // over ranks, so every rank returns the metrics of the whole set.
   std::map<std::string, double> evaluate() override {
     ag::NoGradGuard no_grad;
     EvalModeGuard eval_mode(*model_);
     const int64_t n = data_->eval_size(), classes = int64_t(data_->class_names().size());
     const int64_t k = std::min<int64_t>(5, classes);
+    const EvalShard shard = eval_shard(n);
     double loss_sum = 0;
     int64_t top1 = 0, topk = 0, done = 0;
-    Tensor all_logits = predictions_.empty() ? Tensor() : Tensor::empty({n, classes});
-    Tensor all_labels = predictions_.empty() ? Tensor() : Tensor::empty({n}, DType::Int64);
-    data_->for_each_eval_batch(eval_batch_, [&](const ImageBatch& batch) {
+    Tensor shard_logits = predictions_.empty() ? Tensor() : Tensor::empty({shard.size(), classes});
+    Tensor shard_labels = predictions_.empty() ? Tensor() : Tensor::empty({shard.size()}, DType::Int64);
+    data_->for_each_eval_batch(shard.begin, shard.end, eval_batch_, [&](const ImageBatch& batch) {
       const Tensor logits = model_->forward(ag::Variable(batch.images.to(device_))).logits.data();
       const int64_t b = batch.labels.shape()[0];
       loss_sum += cross_entropy(logits, batch.labels.to(device_), 0.0, -100, Reduction::Sum).loss.item<double>();
@@ -194,16 +196,21 @@ class VitTask final : public Task {
         top1 += best[size_t(i * k)] == truth[size_t(i)];
         for (int64_t j = 0; j < k; ++j) topk += best[size_t(i * k + j)] == truth[size_t(i)];
       }
-      if (all_logits.defined()) {
-        all_logits.narrow(0, done, b).copy_(logits);
-        all_labels.narrow(0, done, b).copy_(batch.labels);
+      if (shard_logits.defined()) {
+        shard_logits.narrow(0, done, b).copy_(logits);
+        shard_labels.narrow(0, done, b).copy_(batch.labels);
       }
       done += b;
     });
-    if (all_logits.defined()) write_predictions(all_logits, all_labels);
-    return {{"loss", loss_sum / double(n)},
-            {"top1", double(top1) / double(n)},
-            {str_cat("top", k), double(topk) / double(n)},
+    std::vector<double> sums{loss_sum, double(top1), double(topk)};
+    reduce_eval_sums(sums);
+    if (shard_logits.defined()) {
+      const Tensor all_logits = gather_eval_rows(shard_logits, n), all_labels = gather_eval_rows(shard_labels, n);
+      if (dist::launch_env().rank == 0) write_predictions(all_logits, all_labels);
+    }
+    return {{"loss", sums[0] / double(n)},
+            {"top1", sums[1] / double(n)},
+            {str_cat("top", k), sums[2] / double(n)},
             {"active_heads", options_.attention.active_share(options_.depth, options_.heads)},
             {"samples", double(n)}};
   }

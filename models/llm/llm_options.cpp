@@ -56,7 +56,8 @@ LlmOptions resolved(const LlmOptions& options) {
 LlmOptions llm_preset(const std::string& name) {
   LlmOptions o;
   if (name == "kjv_tiny") {
-    o.vocab_size = 0, o.dim = 192, o.depth = 6, o.heads = 6, o.max_seq_len = 256;
+    o.vocab_size = 0, o.dim = 128, o.depth = 4, o.heads = 8, o.mlp_hidden = 384, o.max_seq_len = 256;
+    o.tie_embeddings = true;
   } else if (name == "gpt2_124m") {
     o.arch = LlmOptions::Arch::Gpt2;
     o.vocab_size = 50257, o.dim = 768, o.depth = 12, o.heads = 12, o.max_seq_len = 1024;

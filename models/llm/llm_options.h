@@ -43,8 +43,9 @@ const char* arch_name(LlmOptions::Arch arch);
 LlmOptions resolved(const LlmOptions& options);
 
 // Named sizes (the caller may change any field afterwards; parameter counts with MHA everywhere):
-//  kjv_tiny   Llama, dim 192, depth 6, heads 6, SwiGLU 512, ctx 256, untied; vocab_size 0: the task
-//             sets its character vocabulary (2,656,704 + 384 * vocab parameters: 2,685,120 at 74)
+//  kjv_tiny   Llama, dim 128, depth 4, heads 8 of 16, SwiGLU 384, ctx 256, tied (configs/llm/kjv_*.yaml, the
+//             CPU demo); vocab_size 0: the task sets its character vocabulary (853,120 + 128 * vocab
+//             parameters: 861,312 at KJV's 64)
 //  gpt2_124m  GPT-2 small: vocab 50257, ctx 1024, dim 768, depth 12, heads 12 (124,439,808)
 //  llm_s      the MoH paper's LLM-S shape: Llama, dim 768, depth 12, heads 12 of 64, SwiGLU 2048, ctx 2048,
 //             LLaMA-2 vocab 32000, untied (134,105,856)

@@ -1,8 +1,9 @@
 // Image folders on tiny trees written into a temp dir: the scan (sorted classes and files, extensions,
-// hidden entries, errors), evaluation passes in id order, training order = EpochSampler's, bytes identical
-// for any thread count and prefetch depth, exact resume from state(), corrupt files skipped with one
-// warning, JPEG reduction close to a full decode, clean shutdown, option checks, and Fashion-MNIST written
-// by moh_make_image_folder read back exactly (skipped without the dataset).
+// hidden entries, errors), evaluation passes in id order (also a FolderImageSource shard), training
+// order = EpochSampler's, bytes identical for any thread count and prefetch depth, exact resume from
+// state(), corrupt files skipped with one warning, JPEG reduction close to a full decode, clean
+// shutdown, option checks, and Fashion-MNIST written by moh_make_image_folder read back exactly
+// (skipped without the dataset).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,6 +14,7 @@
 
 #include "data/epoch_sampler.h"
 #include "data/fashion_mnist.h"
+#include "data/folder_image_source.h"
 #include "data/image_decode.h"
 #include "data/image_folder.h"
 #include "tests/data/image_test_util.h"
@@ -181,6 +183,22 @@ TEST_F(ImageFolder, EvalPassInIdOrderThenEnds) {
   test::expect_error([&] { loader.load_state({{"index", 8}}); }, {"index 8", "outside"});
   test::expect_error([&] { loader.load_state({{"epoch", 0}}); }, {"needs 'index'"});
   EXPECT_TRUE(warnings.empty());
+}
+
+
+// FolderImageSource's evaluation of a rank's shard: ids [begin, end) in order, within data.eval_limit.
+TEST_F(ImageFolder, SourceEvaluatesASliceOfTheSplit) {
+  solid_tree();
+  FolderImageSource source(options(true), "val", 6);
+  std::vector<int64_t> ids, sizes;
+  source.for_each_eval_batch(2, 6, 3, [&](const ImageBatch& b) {
+    sizes.push_back(b.labels.size(0));
+    for (int64_t id : solid_ids(b)) ids.push_back(id);
+  });
+  EXPECT_EQ(ids, (std::vector<int64_t>{2, 3, 4, 5}));
+  EXPECT_EQ(sizes, (std::vector<int64_t>{3, 1}));
+  test::expect_error([&] { source.for_each_eval_batch(4, 7, 3, [](const ImageBatch&) {}); },
+                     {"eval samples [4, 7) are not within the 6 evaluated"});
 }
 
 TEST_F(ImageFolder, TrainOrderFollowsTheEpochSampler) {

@@ -33,7 +33,7 @@ TEST(InMemoryImageSource, EvalBatchesAreTheNormalisedSplitInOrder) {
   InMemoryImageSource src(pattern_dataset(20, 5), eval, aug, 1);
   std::vector<int64_t> sizes;
   int64_t next = 0;
-  src.for_each_eval_batch(3, [&](const ImageBatch& b) {
+  src.for_each_eval_batch(0, 7, 3, [&](const ImageBatch& b) {
     sizes.push_back(b.labels.shape()[0]);
     ASSERT_EQ(b.images.shape(), (Shape{b.labels.shape()[0], 1, 5, 5}));
     for (int64_t i = 0; i < b.labels.shape()[0]; ++i, ++next) {
@@ -43,6 +43,29 @@ TEST(InMemoryImageSource, EvalBatchesAreTheNormalisedSplitInOrder) {
     }
   });
   EXPECT_EQ(sizes, (std::vector<int64_t>{3, 3, 1}));
+}
+
+// A data-parallel rank's shard: samples [begin, end) exactly as the whole pass has them.
+TEST(InMemoryImageSource, EvalRangeIsThatSliceOfTheWholePass) {
+  InMemoryAugment aug;
+  InMemoryImageSource src(pattern_dataset(20, 5), pattern_dataset(11, 5), aug, 1);
+  std::vector<Tensor> whole;
+  src.for_each_eval_batch(0, 11, 11, [&](const ImageBatch& b) { whole = {b.images, b.labels}; });
+  std::vector<int64_t> sizes;
+  int64_t next = 4;
+  src.for_each_eval_batch(4, 9, 2, [&](const ImageBatch& b) {
+    const int64_t n = b.labels.shape()[0];
+    sizes.push_back(n);
+    EXPECT_EQ(b.labels.to_vector<int64_t>(), whole[1].narrow(0, next, n).to_vector<int64_t>());
+    EXPECT_EQ(b.images.to_vector<float>(), whole[0].narrow(0, next, n).contiguous().to_vector<float>());
+    next += n;
+  });
+  EXPECT_EQ(sizes, (std::vector<int64_t>{2, 2, 1}));
+  int calls = 0;
+  src.for_each_eval_batch(11, 11, 4, [&](const ImageBatch&) { ++calls; });
+  EXPECT_EQ(calls, 0);
+  EXPECT_THROW(src.for_each_eval_batch(3, 12, 4, [](const ImageBatch&) {}), Error);
+  EXPECT_THROW(src.for_each_eval_batch(5, 4, 4, [](const ImageBatch&) {}), Error);
 }
 
 TEST(InMemoryImageSource, TrainingSamplesAreShiftedOrFlippedCopiesWithZeroFill) {

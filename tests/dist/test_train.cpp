@@ -3,7 +3,8 @@
 // relative, same final weights), also with gradient accumulation and for a ViT (dense MHA and MoH
 // with global balance statistics), also with the optimizer state sharded (ZeRO-1); a checkpoint of
 // either world size (sharded or not) resumes on the other and continues identically; rank 0 alone
-// writes the run folder and the eval predictions; killing a rank ends the job non-zero, naming the
+// writes the run folder and the eval predictions; `moh eval` on 2 processes (a shard each) gives
+// one process's metrics and predictions; killing a rank ends the job non-zero, naming the
 // rank, within the timeout; ranks launched with different configs stop before training (exit 2);
 // a stop signal through mpirun (SIGUSR1) or scripts/launch.sh (SIGTERM) ends the job with exit 0.
 #include <gtest/gtest.h>
@@ -185,7 +186,7 @@ TEST_F(DistTrain, VitDenseAndMohMatchOneProcess) {
       "threads=1 distributed.timeout_s=60 distributed.bucket_mb=0.02 ";
   const std::string moh = common + "model.shared_heads=[1] model.routed_topk=[2] moh.balance_scope=global";
   train(1, configs + "fmnist_mha.yaml", "mha_one", common);
-  // Both ranks evaluate at the end; rank 0 alone writes the predictions file.
+  // Each rank evaluates its half of the held-out set at the end; rank 0 writes all the predictions.
   const std::string predictions = path("predictions.h5");
   train(2, configs + "fmnist_mha.yaml", "mha_two", common + " eval.every=20 eval.predictions=" + predictions);
   expect_same_losses(losses(run("mha_one")), losses(run("mha_two")), 20);
@@ -232,6 +233,54 @@ TEST_F(DistTrain, LlmDenseAndMohMatchOneProcess) {
     for (const char* key : {"eval/loss", "eval/bits_per_byte"})
       EXPECT_NEAR(one.at(key), two.at(key), 1e-5 * one.at(key)) << name << " " << key;
   }
+}
+
+double json_number(const std::string& output, const std::string& key) {
+  const auto result = nlohmann::json::parse(output.substr(output.rfind('{')));  // the last line's object
+  return result.at(key).get<double>();
+}
+
+// `moh eval` of one checkpoint under mpirun: each rank evaluates its shard (37 samples: 19 + 18, in
+// batches of 8), and the reduced metrics and the gathered predictions equal one process's; for a
+// ViT with MoH and for the synthetic task.
+TEST_F(DistTrain, ShardedEvalMatchesOneProcess) {
+  MOH_SKIP_UNLESS_MPIRUN();
+  if (!fs::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz"))
+    GTEST_SKIP() << "needs Debian's dataset-fashion-mnist";
+  train(1, MOH_TEST_PATH(MOH_SOURCE_DIR) + "/configs/vit/fmnist_moh.yaml", "moh",
+        "run.dir=" + (dir_ / "runs").string() +
+            " train.steps=3 train.batch_size=16 schedule.warmup_steps=1 checkpoint.every=0 eval.every=0 "
+            "data.eval_limit=8 "
+            "data.train_limit=64 model.dim=32 model.depth=2 model.heads=4 model.shared_heads=[1] "
+            "model.routed_topk=[2] threads=1");
+  const std::string cli = MOH_TEST_PATH(MOH_CLI_PATH) + " eval " + checkpoint("moh", 3) +
+                          " data.eval_limit=37 eval.batch_size=8 threads=1 eval.predictions=";
+  const Outcome one = run_command("env OMP_NUM_THREADS=1 " + cli + path("one.h5"));
+  ASSERT_EQ(one.status, 0) << one.output;
+  const Outcome two = run_command(mpirun(2) + cli + path("two.h5"));
+  ASSERT_EQ(two.status, 0) << two.output;
+  EXPECT_EQ(two.output.find('{'), two.output.rfind('{')) << "rank 0 alone prints: " << two.output;
+  EXPECT_EQ(json_number(two.output, "samples"), 37);
+  EXPECT_NEAR(json_number(two.output, "loss"), json_number(one.output, "loss"), 1e-6 * json_number(one.output, "loss"));
+  for (const char* metric : {"top1", "top5"})
+    EXPECT_EQ(json_number(two.output, metric), json_number(one.output, metric)) << metric;
+  Hdf5File a(path("one.h5"), Hdf5File::Mode::Read), b(path("two.h5"), Hdf5File::Mode::Read);
+  EXPECT_EQ(a.read_tensor("labels").to_vector<int64_t>(), b.read_tensor("labels").to_vector<int64_t>());
+  const std::vector<double> x = a.read_tensor("logits").to_vector<double>(), y = b.read_tensor("logits").to_vector<double>();
+  ASSERT_EQ(x.size(), 37u * 10u);
+  ASSERT_EQ(y.size(), x.size());
+  for (size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(x[i], y[i], 1e-5 * (1 + std::abs(x[i]))) << "logit " << i;
+
+  // The synthetic task shards the same way.
+  train(1, path("syn.yaml"), "syn", "train.steps=6 checkpoint.every=0");
+  const std::string syn = MOH_TEST_PATH(MOH_CLI_PATH) + " eval " + checkpoint("syn", 6) +
+                          " data.eval_size=37 eval.batch_size=8 threads=1";
+  const Outcome syn_one = run_command("env OMP_NUM_THREADS=1 " + syn), syn_two = run_command(mpirun(2) + syn);
+  ASSERT_EQ(syn_one.status, 0) << syn_one.output;
+  ASSERT_EQ(syn_two.status, 0) << syn_two.output;
+  EXPECT_NEAR(json_number(syn_two.output, "loss"), json_number(syn_one.output, "loss"),
+              1e-6 * json_number(syn_one.output, "loss"));
+  EXPECT_EQ(json_number(syn_two.output, "top1"), json_number(syn_one.output, "top1"));
 }
 
 // Ranks launched with different configs (an MPMD launch with other overrides per rank) stop

@@ -116,8 +116,9 @@ TEST(Llm, ResolvesArchitectureDefaults) {
   EXPECT_EQ(r.mlp_hidden, 4096);
   o = llm_preset("kjv_tiny");
   o.vocab_size = 74;
-  EXPECT_EQ(resolved(o).mlp_hidden, 512);
-  o.dim = 100, o.heads = 5;  // 2/3 * 400 = 266 -> 512
+  EXPECT_EQ(resolved(o).mlp_hidden, 384);  // the preset's own
+  EXPECT_TRUE(resolved(o).tie_embeddings);
+  o.mlp_hidden = 0, o.dim = 100, o.heads = 5;  // 2/3 * 400 = 266 -> 512
   EXPECT_EQ(resolved(o).mlp_hidden, 512);
   o = llm_preset("gpt2_124m");
   EXPECT_EQ(resolved(o).mlp_hidden, 3072);
@@ -130,7 +131,7 @@ TEST(Llm, PresetParameterCounts) {
   LlmOptions kjv = llm_preset("kjv_tiny");
   EXPECT_ERROR_MENTIONS(LanguageModel(kjv, gen), "vocab_size");
   kjv.vocab_size = 74;
-  EXPECT_EQ(LanguageModel(kjv, gen).num_parameters(), 2685120);
+  EXPECT_EQ(LanguageModel(kjv, gen).num_parameters(), 853120 + 128 * 74);
   EXPECT_ERROR_MENTIONS(llm_preset("llama_70b"), "kjv_tiny, gpt2_124m, llm_s or llm_b");
 }
 
