@@ -2,7 +2,7 @@
 #
 # Debian's OpenBLAS is a DYNAMIC_ARCH build: GEMM kernel sets for twenty x86 CPU generations, picked at
 # run time (36 MB as a shared library, plus libgfortran and libquadmath for its LAPACK). moh calls only
-# cblas_sgemm/cblas_dgemm and the thread count, so the static archive of the OpenMP build (one thread
+# cblas_sgemm/cblas_dgemm (and ?gemv for single rows) and the thread count, so the static archive of the OpenMP build (one thread
 # pool with our ops) is linked with --gc-sections, keeping only what those reach (no LAPACK, no Fortran
 # runtime), and its symbols stay private to libmoh_core.so (--exclude-libs).
 #

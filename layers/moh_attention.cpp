@@ -71,19 +71,15 @@ bool MoHAttention::gathered_projections() const {
   return double(split_.topk) <= kGatheredShare * double(split_.routed());
 }
 
-Routing MoHAttention::route(const ag::Variable& x2d) const {
-  return learned_routing(x2d, {router_.get(), shared_gate_.get(), stage_gate_.get()}, split_, is_training(),
-                         moh_.eps, balance_reducer_);
-}
-
-AttentionOutput MoHAttention::forward(const ag::Variable& x, const Tensor& positions) {
-  check_input(x);
+AttentionOutput MoHAttention::attend(const ag::Variable& x, const Tensor& pos, KvCache* cache) {
   const int64_t batch = x.size(0), tokens = x.size(1);
-  const Tensor pos = resolve_positions(positions, batch, tokens);
   Routing routing;
-  if (moh_.router == MoHRouter::Learned) routing = route(ag::reshape(x, {batch * tokens, options().dim}));
+  if (moh_.router == MoHRouter::Learned)
+    routing = learned_routing(ag::reshape(x, {batch * tokens, options().dim}),
+                              {router_.get(), shared_gate_.get(), stage_gate_.get()}, split_,
+                              is_training() && !cache, moh_.eps, balance_reducer_);
   const bool sparse = moh_.execution == MoHExecution::Sparse && split_.topk > 0;
-  ag::Variable out = sparse ? forward_sparse(x, pos, routing) : forward_dense(x, pos, routing);
+  ag::Variable out = sparse ? forward_sparse(x, pos, routing, cache) : forward_dense(x, pos, routing, cache);
   // The routing's values move to last_routing_ (the balance loss goes back to the caller).
   last_routing_ = {routing.gates.defined() ? ag::Variable(routing.gates.data()) : ag::Variable(),
                    std::move(routing.topk), std::move(routing.topk_ids), std::move(routing.probs), ag::Variable()};
@@ -100,28 +96,34 @@ const RoutingStats& MoHAttention::last_stats() const {
   return *stats_;
 }
 
-ag::Variable MoHAttention::forward_dense(const ag::Variable& x, const Tensor& pos, Routing& routing) {
+ag::Variable MoHAttention::forward_dense(const ag::Variable& x, const Tensor& pos, Routing& routing,
+                                         KvCache* cache) {
   const int64_t batch = x.size(0), tokens = x.size(1), h = num_heads();
   Heads heads = split_heads(qkv_->forward(x), pos);
   if (moh_.router == MoHRouter::QueryNorm)
     routing = query_norm_routing(ag::reshape(ag::permute(heads.q, {0, 2, 1, 3}), {batch * tokens, h, head_dim()}),
                                  split_, moh_.eps);
-  ag::Variable o = ag::permute(ag::attention(heads.q, heads.k, heads.v, scale(), options().causal), {0, 2, 1, 3});
+  auto [k, v] = attended_keys_values(heads.k, heads.v, cache);
+  ag::Variable o = ag::permute(ag::attention(heads.q, k, v, scale(), options().causal), {0, 2, 1, 3});
   if (routing.gates.defined()) o = ag::mul(o, ag::view(routing.gates, {batch, tokens, h, 1}));
   return proj_->forward(ag::reshape(o, {batch, tokens, h * head_dim()}));
 }
 
-ag::Variable MoHAttention::forward_sparse(const ag::Variable& x, const Tensor& pos, Routing& routing) {
+ag::Variable MoHAttention::forward_sparse(const ag::Variable& x, const Tensor& pos, Routing& routing,
+                                          KvCache* cache) {
   const int64_t batch = x.size(0), tokens = x.size(1), n = batch * tokens;
   const int64_t h = num_heads(), hs = split_.shared, e = split_.routed(), dh = head_dim(), dim = options().dim;
   const bool gathered = gathered_projections();
+  const int64_t first_position = cache ? cache->length() : 0;  // of these tokens, for the causal mask
 
-  // Queries of the selected (token, routed head) rows, shared-head queries, and every key/value.
+  // Queries of the selected (token, routed head) rows, shared-head queries, and every key/value
+  // attended (with a cache: every cached position, these tokens' appended).
   ag::Variable q_shared, q_rows, k, v;
   RoutedRows rows;
   if (gathered) {
-    std::tie(k, v) = keys_values(x, pos);
-    rows = pack_routed_rows(routing.topk_ids, x.device(), batch, tokens, split_);
+    auto [k_new, v_new] = keys_values(x, pos);
+    std::tie(k, v) = attended_keys_values(k_new, v_new, cache);
+    rows = pack_routed_rows(routing.topk_ids, x.device(), batch, tokens, split_, first_position);
     auto [w, b] = qkv_rows(hs * dh, e * dh);
     q_rows = ag::gather_linear(ag::reshape(x, {n, dim}), rows.token_index, rows.head_offsets,
                                ag::view(w, {e, dh, dim}), b.defined() ? ag::view(b, {e, dh}) : ag::Variable());
@@ -136,11 +138,10 @@ ag::Variable MoHAttention::forward_sparse(const ag::Variable& x, const Tensor& p
     Heads heads = split_heads(qkv_->forward(x), pos);
     ag::Variable q_tokens = ag::reshape(ag::permute(heads.q, {0, 2, 1, 3}), {n, h, dh});
     if (moh_.router == MoHRouter::QueryNorm) routing = query_norm_routing(q_tokens, split_, moh_.eps);
-    rows = pack_routed_rows(routing.topk_ids, x.device(), batch, tokens, split_);
+    rows = pack_routed_rows(routing.topk_ids, x.device(), batch, tokens, split_, first_position);
     q_rows = ag::index_select(ag::reshape(q_tokens, {n * h, dh}), 0, rows.pair_index);
     if (hs > 0) q_shared = ag::narrow(heads.q, 1, 0, hs);
-    k = heads.k;
-    v = heads.v;
+    std::tie(k, v) = attended_keys_values(heads.k, heads.v, cache);
   }
 
   // Shared and routed keys/values: one split node each, whose backward writes both gradients in one

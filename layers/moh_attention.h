@@ -6,7 +6,8 @@
 // Sparse computes, for each routed head, only the tokens that selected it: their query
 // projections (gather_linear), their attention rows (attention_packed) and their slice of the
 // output projection (scatter_linear); shared heads run densely. Keys and values are computed for
-// every token and head in both.
+// every token and head in both. Decoding (forward_cached) routes only the new tokens and reads the
+// keys and values of earlier positions from the cache, in either execution.
 #pragma once
 
 #include <optional>
@@ -44,9 +45,6 @@ class MoHAttention : public MultiHeadAttention {
   std::string type_name() const override { return "MoHAttention"; }
   std::string extra_repr() const override;
 
-  // x [B, T, dim] -> out [B, T, dim]; balance_loss is set in training when K > 0 with the learned router.
-  AttentionOutput forward(const ag::Variable& x, const Tensor& positions = {}) override;
-
   const MoHOptions& moh_options() const { return moh_; }
   void set_execution(MoHExecution execution) { moh_.execution = execution; }
   void set_projections(MoHProjections projections) { moh_.projections = projections; }
@@ -62,9 +60,11 @@ class MoHAttention : public MultiHeadAttention {
   const RoutingStats& last_stats() const;
 
  private:
-  Routing route(const ag::Variable& x2d) const;
-  ag::Variable forward_dense(const ag::Variable& x, const Tensor& pos, Routing& routing);
-  ag::Variable forward_sparse(const ag::Variable& x, const Tensor& pos, Routing& routing);
+  // x [B, T, dim] -> out [B, T, dim]; balance_loss is set in training when K > 0 with the learned
+  // router (never when decoding with a cache).
+  AttentionOutput attend(const ag::Variable& x, const Tensor& pos, KvCache* cache) override;
+  ag::Variable forward_dense(const ag::Variable& x, const Tensor& pos, Routing& routing, KvCache* cache);
+  ag::Variable forward_sparse(const ag::Variable& x, const Tensor& pos, Routing& routing, KvCache* cache);
 
   MoHOptions moh_;
   HeadSplit split_;

@@ -89,7 +89,7 @@ Routing query_norm_routing(const ag::Variable& q, const HeadSplit& split, double
 }
 
 RoutedRows pack_routed_rows(const std::vector<int64_t>& sel, Device device, int64_t batch, int64_t tokens,
-                            const HeadSplit& split) {
+                            const HeadSplit& split, int64_t first_position) {
   const int64_t k = split.topk, e = split.routed(), n = batch * tokens;
   MOH_CHECK(int64_t(sel.size()) == n * k, "pack_routed_rows: expected the ", n, " x ", k, " selected heads of ", batch,
             " x ", tokens, " tokens, got ", sel.size());
@@ -104,7 +104,7 @@ RoutedRows pack_routed_rows(const std::vector<int64_t>& sel, Device device, int6
       const int64_t head = sel[size_t(token * k + j)];
       const int64_t r = next[size_t(head * batch + token / tokens)]++;
       token_index[size_t(r)] = token;
-      q_pos[size_t(r)] = token % tokens;
+      q_pos[size_t(r)] = first_position + token % tokens;
       pair_index[size_t(r)] = token * split.heads + split.shared + head;
       routed_index[size_t(r)] = token * e + head;
     }

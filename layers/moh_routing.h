@@ -55,7 +55,8 @@ Routing query_norm_routing(const ag::Variable& q, const HeadSplit& split, double
 
 // The selected (token, routed head) pairs in execution order: grouped by routed head, then by
 // batch, tokens ascending inside a group. Row r is token token_index[r] = b * T + t at position
-// q_pos[r] = t for routed head e; pair_index[r] = token * H + hs + e indexes a flat [N * H] array
+// q_pos[r] = first_position + t for routed head e (first_position: the cached positions before
+// these tokens when decoding); pair_index[r] = token * H + hs + e indexes a flat [N * H] array
 // and routed_index[r] = token * E + e a flat [N * E] array of routed heads only.
 struct RoutedRows {
   Tensor token_index;   // [R] int64
@@ -67,7 +68,7 @@ struct RoutedRows {
 };
 // From the host copy of the [N, K] selection (Routing::topk_ids); the index tensors go to `device`.
 RoutedRows pack_routed_rows(const std::vector<int64_t>& topk_ids, Device device, int64_t batch, int64_t tokens,
-                            const HeadSplit& split);
+                            const HeadSplit& split, int64_t first_position = 0);
 
 // How a layer routed its last batch (MoHAttention::last_stats computes it on demand: it reads the
 // routing back to the host).

@@ -1,5 +1,5 @@
-// MultiHeadAttention: projections, qk-norm, RoPE and the blocked attention op (which reads the GQA
-// key/value heads in place).
+// MultiHeadAttention: projections, qk-norm, RoPE, the KV cache and the blocked attention op (which
+// reads the GQA key/value heads in place).
 #include "layers/multi_head_attention.h"
 
 #include <cmath>
@@ -89,6 +89,14 @@ std::pair<ag::Variable, ag::Variable> MultiHeadAttention::prepare_keys_values(co
   return {kp, ag::permute(v, {0, 2, 1, 3})};
 }
 
+std::pair<ag::Variable, ag::Variable> MultiHeadAttention::attended_keys_values(const ag::Variable& k,
+                                                                               const ag::Variable& v,
+                                                                               KvCache* cache) const {
+  if (!cache) return {k, v};
+  cache->append(k.data(), v.data());
+  return {ag::Variable(cache->keys()), ag::Variable(cache->values())};
+}
+
 MultiHeadAttention::Heads MultiHeadAttention::split_heads(const ag::Variable& qkv, const Tensor& pos) const {
   const int64_t h = options_.num_heads, hkv = options_.num_kv_heads;
   // One split node: its backward assembles the q, k and v gradients into one tensor.
@@ -112,9 +120,37 @@ ag::Variable MultiHeadAttention::prepare_query_rows(const ag::Variable& rows, co
 
 AttentionOutput MultiHeadAttention::forward(const ag::Variable& x, const Tensor& positions) {
   check_input(x);
+  return attend(x, resolve_positions(positions, x.size(0), x.size(1)), nullptr);
+}
+
+AttentionOutput MultiHeadAttention::forward_cached(const ag::Variable& x, KvCache& cache) {
+  check_input(x);
+  const KvCacheShape& c = cache.shape();
+  MOH_CHECK(options_.causal, layer_label(*this), ": forward_cached needs a causal layer (a non-causal one lets "
+            "earlier tokens attend later ones, which decoding cannot reproduce)");
+  MOH_CHECK(c.batch == x.size(0) && c.kv_heads == options_.num_kv_heads && c.head_dim == options_.head_dim &&
+                cache.dtype() == options_.dtype && cache.device() == x.device(),
+            layer_label(*this), ": the cache [", c.batch, ", ", c.kv_heads, ", ", c.max_length, ", ", c.head_dim,
+            "] ", dtype_name(cache.dtype()), " on ", cache.device(), " does not fit this layer and input ",
+            x.describe(), " (expected batch ", x.size(0), ", ", options_.num_kv_heads, " KV heads of ",
+            options_.head_dim, ")");
+  ag::NoGradGuard no_grad;
+  const int64_t batch = x.size(0), tokens = x.size(1), start = cache.length();
+  const Tensor positions = rope_ ? arange(double(start), double(start + tokens), 1, DType::Int64, x.device())
+                                 : Tensor();
+  return attend(x, resolve_positions(positions, batch, tokens), &cache);
+}
+
+KvCache MultiHeadAttention::make_cache(int64_t batch, int64_t max_length) const {
+  return KvCache({batch, options_.num_kv_heads, max_length, options_.head_dim}, options_.dtype,
+                 qkv_->weight().device());
+}
+
+AttentionOutput MultiHeadAttention::attend(const ag::Variable& x, const Tensor& pos, KvCache* cache) {
   const int64_t batch = x.size(0), tokens = x.size(1);
-  Heads heads = split_heads(qkv_->forward(x), resolve_positions(positions, batch, tokens));
-  ag::Variable o = ag::attention(heads.q, heads.k, heads.v, scale(), options_.causal);  // [B, H, T, Dh]
+  Heads heads = split_heads(qkv_->forward(x), pos);
+  auto [k, v] = attended_keys_values(heads.k, heads.v, cache);
+  ag::Variable o = ag::attention(heads.q, k, v, scale(), options_.causal);  // [B, H, T, Dh]
   ag::Variable merged = ag::reshape(ag::permute(o, {0, 2, 1, 3}), {batch, tokens, -1});  // a view: no copy
   return {proj_->forward(merged), {}};
 }

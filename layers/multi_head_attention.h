@@ -3,12 +3,15 @@
 // optional qk-norm (LayerNorm over Dh: `q_norm`, `k_norm`, as timm), optional RoPE on q and k,
 // optional causal mask, the blocked attention op, and the output projection (`proj`). Names follow
 // timm so ViT checkpoints load by name. MoHAttention (moh_attention.h) extends this class with
-// routing; the protected pieces are the steps both share.
+// routing; the protected pieces are the steps both share. Two entries: forward() over a whole
+// sequence (training and evaluation), and forward_cached() for decoding, which appends the new
+// tokens' keys and values to a KvCache (kv_cache.h) and attends over every cached position.
 #pragma once
 
 #include <memory>
 #include <optional>
 
+#include "layers/kv_cache.h"
 #include "layers/linear.h"
 #include "layers/norm.h"
 #include "layers/rope.h"
@@ -44,7 +47,15 @@ class MultiHeadAttention : public Module {
   void to(Device device) override;  // also the RoPE tables
 
   // x [B, T, dim]; positions (RoPE only): undefined = 0..T-1, int64 [T] or [B, T].
-  virtual AttentionOutput forward(const ag::Variable& x, const Tensor& positions = {});
+  AttentionOutput forward(const ag::Variable& x, const Tensor& positions = {});
+  // Decoding (causal layers only): x [B, Tnew, dim] holds the tokens at positions [L, L + Tnew), L =
+  // cache.length(); their keys and values are appended to `cache` and they attend causally over all
+  // L + Tnew cached positions, so the output equals rows [L, L + Tnew) of forward() over the whole
+  // sequence. Records no tape (values only) and no balance loss.
+  AttentionOutput forward_cached(const ag::Variable& x, KvCache& cache);
+  // An empty cache for this layer: `batch` sequences of up to `max_length` positions, on the layer's
+  // dtype and device.
+  KvCache make_cache(int64_t batch, int64_t max_length) const;
 
   const AttentionOptions& options() const { return options_; }
   int64_t num_heads() const { return options_.num_heads; }
@@ -52,8 +63,11 @@ class MultiHeadAttention : public Module {
   int64_t num_kv_heads() const { return options_.num_kv_heads; }
 
  protected:
-  // The steps MHA and MoH share. `pos` is the resolved int64 [B, T] position table (undefined
-  // when RoPE is off).
+  // Both entries after their checks: x [B, T, dim] at the resolved positions `pos` (int64 [B, T],
+  // undefined when RoPE is off); `cache` is null for a whole-sequence forward.
+  virtual AttentionOutput attend(const ag::Variable& x, const Tensor& pos, KvCache* cache);
+
+  // The steps MHA and MoH share.
   Tensor resolve_positions(const Tensor& positions, int64_t batch, int64_t tokens) const;
   // q [B, T, h, Dh] (a view of a projection) -> [B, h, T, Dh], q-normed and rotated.
   ag::Variable prepare_queries(const ag::Variable& q, const Tensor& pos) const;
@@ -61,13 +75,18 @@ class MultiHeadAttention : public Module {
   // the attention ops read each one for its H / Hkv query heads).
   std::pair<ag::Variable, ag::Variable> prepare_keys_values(const ag::Variable& k, const ag::Variable& v,
                                                             const Tensor& pos) const;
-  // Splits the fused projection [B, T, (H + 2 Hkv) * Dh] into prepared q [B, H, T, Dh] and
-  // k, v [B, Hkv, T, Dh].
+  // The keys and values attention reads, [B, Hkv, Tk, Dh] each (the K/V heads, not repeated), from
+  // this call's k, v [B, Hkv, T, Dh]: these alone (Tk = T), or, with a cache, every cached position
+  // after appending them (Tk = L + T).
+  std::pair<ag::Variable, ag::Variable> attended_keys_values(const ag::Variable& k, const ag::Variable& v,
+                                                             KvCache* cache) const;
+  // Splits the fused projection [B, T, (H + 2 Hkv) * Dh] into prepared q [B, H, T, Dh] and the KV
+  // heads k, v [B, Hkv, T, Dh].
   struct Heads {
     ag::Variable q, k, v;
   };
   Heads split_heads(const ag::Variable& qkv, const Tensor& pos) const;
-  // Keys and values alone (MoH's sparse mode projects queries separately).
+  // Keys and values alone, [B, Hkv, T, Dh] (MoH's sparse mode projects queries separately).
   std::pair<ag::Variable, ag::Variable> keys_values(const ag::Variable& x, const Tensor& pos) const;
   // q-norm and RoPE for packed query rows [R, Dh] at rope positions [R] (undefined without RoPE).
   ag::Variable prepare_query_rows(const ag::Variable& rows, const Tensor& rope_pos) const;

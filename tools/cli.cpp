@@ -12,13 +12,14 @@
 
 #include "core/dist/world.h"
 #include "core/io/checked_write.h"
-#include "trainers/checkpoint.h"
 #include "trainers/config.h"
 #include "trainers/run_folder.h"
 #include "trainers/stop_signals.h"
 #include "trainers/task.h"
 #include "trainers/trainer.h"
 #include "tools/exit_status.h"
+#include "tools/generate_cli.h"
+#include "tools/stored_run.h"
 #include "tools/text_cli.h"
 
 namespace moh {
@@ -34,6 +35,7 @@ const char* kUsage =
     "  moh train CONFIG.yaml [key=value ...]      train a model (overrides use the config's dotted keys)\n"
     "  moh eval RUN_DIR|CHECKPOINT [key=value ...] evaluate a checkpoint; prints one JSON object last\n"
     "  moh config CONFIG.yaml [key=value ...]     print the fully resolved config with defaults\n"
+    "  moh generate RUN_DIR --prompt TEXT ...      continue a text with an llm run's model (streamed)\n"
     "  moh tokenize --tokenizer FILE --out DIR ... encode text documents into llm.c token shards\n"
     "  moh tokenizer encode|decode|info|train ...  text <-> token ids on stdin/stdout; train SentencePiece\n"
     "  moh COMMAND --help                         help for one command\n";
@@ -116,24 +118,13 @@ int train(const Invocation& inv) {
 }
 
 int eval(const Invocation& inv) {
-  namespace fs = std::filesystem;
-  std::string checkpoint = inv.target;
-  if (fs::is_directory(checkpoint)) {
-    CheckpointManager manager(checkpoint + "/checkpoints", 0);
-    const std::optional<std::string> latest = manager.latest_valid();
-    for (const std::string& w : manager.take_warnings()) std::cerr << "warning: " << w << "\n";
-    MOH_CHECK(latest.has_value(), "moh eval: no valid checkpoint in '", inv.target, "/checkpoints'");
-    checkpoint = *latest;
-  }
-  CheckpointData data = load_checkpoint(checkpoint);
-  const std::string family = Config::peek_string_text(data.config_text, "task", inv.overrides);
-  Config cfg = Config::parse(data.config_text, training_schema(family), checkpoint + " (stored config)", inv.overrides);
-  std::unique_ptr<Task> task = task_family(family).create(cfg);
-  task->model().load_state_dict(data.model);
-  nlohmann::json result{{"checkpoint", checkpoint}, {"step", data.step}, {"task", family}};
+  const cli::StoredRun run = cli::open_stored_run(inv.target, inv.overrides, "moh eval");
+  std::unique_ptr<Task> task = task_family(run.task).create(run.config);
+  task->model().load_state_dict(run.data.model);
+  nlohmann::json result{{"checkpoint", run.checkpoint}, {"step", run.data.step}, {"task", run.task}};
   for (auto& [name, value] : task->evaluate()) result[name] = value;  // under mpirun: each rank a shard
   if (dist::launch_env().rank != 0) return kOk;  // rank 0 alone writes
-  const std::string out_path = (fs::path(checkpoint).parent_path() / "eval.json").string();
+  const std::string out_path = (std::filesystem::path(run.checkpoint).parent_path() / "eval.json").string();
   write_file_atomically(out_path, result.dump(2) + "\n");
   std::cout << result.dump() << std::endl;
   return kOk;
@@ -148,6 +139,7 @@ int run_cli(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
   std::signal(SIGXFSZ, SIG_IGN);
   if (argc >= 2 && is_text_command(argv[1])) return run_text_command(argc, argv);  // tools/text_cli.cpp
+  if (argc >= 2 && std::string(argv[1]) == "generate") return run_generate_command(argc, argv);
   try {
     Invocation inv = parse_args(argc, argv);
     if (inv.help) {

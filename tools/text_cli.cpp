@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <iostream>
 #include <iterator>
-#include <map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -19,14 +18,18 @@
 #include "data/text/corpus_tokenizer.h"
 #include "data/text/sentencepiece_tokenizer.h"
 #include "data/text/tokenizer.h"
+#include "tools/cli_args.h"
 #include "tools/exit_status.h"
 
 namespace moh {
 namespace {
 
+using cli::Args;
 using cli::kOk;
 using cli::kRuntimeError;
 using cli::kUsageError;
+using cli::number;
+using cli::required;
 using cli::UsageError;
 
 const char* kTokenizeHelp =
@@ -51,54 +54,8 @@ const char* kTokenizerHelp =
     "FILE is a tiktoken ranks file (.tiktoken, optionally .gz), an HF tokenizer.json, a SentencePiece .model\n"
     "or a character tokenizer's JSON, recognised by content. See docs/text.md.\n";
 
-// --key value options and positional arguments; `flags` take no value.
-struct Args {
-  std::map<std::string, std::string> options;
-  std::vector<std::string> positional;
-  bool help = false;
-};
-
-Args parse(int argc, char** argv, int first, const std::vector<std::string>& valued,
-           const std::vector<std::string>& flags) {
-  Args args;
-  for (int i = first; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      args.help = true;
-    } else if (std::find(flags.begin(), flags.end(), arg) != flags.end()) {
-      args.options[arg] = "1";
-    } else if (std::find(valued.begin(), valued.end(), arg) != valued.end()) {
-      if (i + 1 >= argc) throw UsageError(str_cat(arg, " needs a value"));
-      args.options[arg] = argv[++i];
-    } else if (arg.size() > 1 && arg[0] == '-' && arg != "-") {
-      throw UsageError(str_cat("unknown option '", arg, "'"));
-    } else {
-      args.positional.push_back(arg);
-    }
-  }
-  return args;
-}
-
-template <class T>
-T number(const Args& args, const std::string& key, T fallback) {
-  const auto it = args.options.find(key);
-  if (it == args.options.end()) return fallback;
-  T value{};
-  const std::string& s = it->second;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-  if (ec != std::errc() || end != s.data() + s.size())
-    throw UsageError(str_cat(key, " must be a number, got '", s, "'"));
-  return value;
-}
-
-std::string required(const Args& args, const std::string& key, const char* help) {
-  const auto it = args.options.find(key);
-  if (it == args.options.end()) throw UsageError(str_cat("missing ", key, "\n", help));
-  return it->second;
-}
-
 int tokenize(int argc, char** argv) {
-  const Args args = parse(argc, argv, 2, {"--tokenizer", "--out", "--val-fraction", "--threads", "--shard-tokens"}, {});
+  const Args args = cli::parse_args(argc, argv, 2, {"--tokenizer", "--out", "--val-fraction", "--threads", "--shard-tokens"}, {});
   if (args.help) {
     std::cout << kTokenizeHelp;
     return kOk;
@@ -196,7 +153,7 @@ int train_tokenizer(const Args& args) {
 }
 
 int tokenizer_command(int argc, char** argv) {
-  const Args args = parse(argc, argv, 2, {"--tokenizer", "--out", "--vocab-size", "--threads", "--kind"},
+  const Args args = cli::parse_args(argc, argv, 2, {"--tokenizer", "--out", "--vocab-size", "--threads", "--kind"},
                           {"--whole", "--allow-special"});
   if (args.help || args.positional.empty()) {
     if (!args.help) throw UsageError(str_cat("missing subcommand\n", kTokenizerHelp));

@@ -61,7 +61,18 @@ struct RowStrides {
 struct Dims {
   int64_t tk = 0, d = 0, dv = 0;
   bool causal = false;
+  // Dense queries: every block's row count follows from the shapes, so the forward may send a
+  // single query row to gemv (blas.h: gemm_or_gemv); packed groups' row counts follow the routing.
+  bool rows_by_shape = false;
 };
+
+// The forward's block products (see Dims::rows_by_shape).
+template <class T>
+void block_gemm(const Dims& dims, GemmOperand a, GemmOperand b, int64_t m, int64_t n, int64_t k, T alpha, const T* pa,
+                const T* pb, T beta, T* pc, int64_t ldc) {
+  if (dims.rows_by_shape) gemm_or_gemv(a, b, m, n, k, alpha, pa, pb, beta, pc, ldc);
+  else gemm(a, b, m, n, k, alpha, pa, pb, beta, pc, ldc);
+}
 
 // Number of keys row i may attend.
 template <class T>
@@ -94,7 +105,8 @@ void forward_group(const Group<T>& g, const RowStrides& rs, const Dims& dims, T 
     const T* qb = g.q + q0 * rs.q;
     for (int64_t k0 = 0; k0 < kmax; k0 += kBlockK) {
       const int64_t bk = std::min(kBlockK, kmax - k0);
-      gemm({false, rs.q}, {true, rs.k}, bq, bk, dims.d, scale, qb, g.k + k0 * rs.k, T(0), scores.data(), kBlockK);
+      block_gemm<T>(dims, {false, rs.q}, {true, rs.k}, bq, bk, dims.d, scale, qb, g.k + k0 * rs.k, T(0),
+                    scores.data(), kBlockK);
       for (int64_t i = 0; i < bq; ++i) {
         T* s = scores.data() + i * kBlockK;
         const int64_t valid = std::clamp<int64_t>(limit[size_t(i)] - k0, 0, bk);
@@ -120,8 +132,8 @@ void forward_group(const Group<T>& g, const RowStrides& rs, const Dims& dims, T 
           for (int64_t c = 0; c < dims.dv; ++c) a[c] *= correction;
         }
       }
-      gemm({false, kBlockK}, {false, rs.v}, bq, dims.dv, bk, T(1), scores.data(), g.v + k0 * rs.v, T(1), acc.data(),
-           dims.dv);
+      block_gemm<T>(dims, {false, kBlockK}, {false, rs.v}, bq, dims.dv, bk, T(1), scores.data(), g.v + k0 * rs.v,
+                    T(1), acc.data(), dims.dv);
     }
     for (int64_t i = 0; i < bq; ++i) {
       T* o = g.out + (q0 + i) * rs.out;
@@ -325,8 +337,10 @@ Dims dims_of(const Tensor& q, const Tensor& k, const Tensor& v, bool causal) {
 void attention(const Tensor& out, const Tensor& lse, const Tensor& q, const Tensor& k, const Tensor& v, double scale,
                bool causal) {
   dispatch_floating(q.dtype(), "attention", [&]<class T>() {
-    run_forward<T>(dense_groups<T>(q, k, v, out, lse, nullptr).groups, strides_of(q, k, v, out, nullptr),
-                   dims_of(q, k, v, causal), T(scale));
+    Dims dims = dims_of(q, k, v, causal);
+    dims.rows_by_shape = true;
+    run_forward<T>(dense_groups<T>(q, k, v, out, lse, nullptr).groups, strides_of(q, k, v, out, nullptr), dims,
+                   T(scale));
   });
 }
 

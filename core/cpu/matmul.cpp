@@ -103,7 +103,7 @@ void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in, bool accu
     const T beta = accumulate ? T(1) : T(0);
     if (fold) {
       SerialBlas serial(batch * m * n * k < kSerialGemm);
-      gemm(la, lb, batch * m, n, k, T(1), pa, pb, beta, pc, n);
+      gemm_or_gemv(la, lb, batch * m, n, k, T(1), pa, pb, beta, pc, n);
       return;
     }
     const std::vector<int64_t> oa = batch_offsets(a, batch), ob = batch_offsets(b, batch);
@@ -112,7 +112,7 @@ void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in, bool accu
     SerialBlas serial(small && !parallel_batches);
 #pragma omp parallel for schedule(static) if (parallel_batches)
     for (int64_t i = 0; i < batch; ++i)
-      gemm(la, lb, m, n, k, T(1), pa + oa[size_t(i)], pb + ob[size_t(i)], beta, pc + i * m * n, n);
+      gemm_or_gemv(la, lb, m, n, k, T(1), pa + oa[size_t(i)], pb + ob[size_t(i)], beta, pc + i * m * n, n);
   });
 }
 

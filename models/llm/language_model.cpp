@@ -195,6 +195,18 @@ LlmOutput LanguageModel::forward(const Tensor& tokens) const {
   return out;
 }
 
+Tensor LanguageModel::forward_cached(const Tensor& tokens, LlmCache& cache) const {
+  MOH_CHECK(cache.depth() == blocks.size(), "LanguageModel::forward_cached: the cache has ", cache.depth(),
+            " layers, the model ", blocks.size(), " blocks");
+  ag::NoGradGuard no_grad;
+  ag::Variable x = embed(tokens, cache.length());
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    const LlmBlock& block = *blocks[i];
+    x = block.feed_forward(ag::add(x, block.attn->forward_cached(block.attention_input(x), cache.layer(i)).out));
+  }
+  return logits(x).data();
+}
+
 LanguageModel::Flops LanguageModel::flops_per_token(int64_t seq_len) const {
   MOH_CHECK(seq_len > 0, "LanguageModel::flops_per_token: seq_len must be positive, got ", seq_len);
   const LlmOptions& o = options_;

@@ -23,6 +23,7 @@
 #include "layers/linear.h"
 #include "layers/module.h"
 #include "layers/multi_head_attention.h"
+#include "models/llm/llm_cache.h"
 #include "models/llm/llm_options.h"
 
 namespace moh {
@@ -61,6 +62,11 @@ class LanguageModel : public Module {
 
   // tokens int64 [B, T] on the model's device, 0 < T <= max_seq_len, ids in [0, vocab_size).
   LlmOutput forward(const Tensor& tokens) const;
+  // Decoding: tokens int64 [B, Tnew] at positions [L, L + Tnew), L = cache.length() (RoPE angles and
+  // GPT-2 position rows offset by L), through every block's KV cache (models/llm/llm_cache.h) ->
+  // logits [B, Tnew, V], equal to those rows of forward() over the whole sequence. Values only (no
+  // tape); L + Tnew must fit the cache.
+  Tensor forward_cached(const Tensor& tokens, LlmCache& cache) const;
   // The pieces forward chains (for callers that run the blocks themselves, e.g. with a KV cache):
   // token (+ position, GPT-2) embeddings of tokens at positions start .. start + T - 1 -> [B, T, dim],
   // and the final norm and output head -> logits [B, T, V].

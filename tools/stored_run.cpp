@@ -1,0 +1,28 @@
+// open_stored_run: checkpoint lookup and the stored config (see stored_run.h).
+#include "tools/stored_run.h"
+
+#include <filesystem>
+#include <iostream>
+#include <optional>
+
+#include "trainers/trainer.h"
+
+namespace moh::cli {
+
+StoredRun open_stored_run(const std::string& target, const std::vector<std::string>& overrides,
+                          const std::string& command) {
+  std::string checkpoint = target;
+  if (std::filesystem::is_directory(checkpoint)) {
+    CheckpointManager manager(checkpoint + "/checkpoints", 0);
+    const std::optional<std::string> latest = manager.latest_valid();
+    for (const std::string& w : manager.take_warnings()) std::cerr << "warning: " << w << "\n";
+    MOH_CHECK(latest.has_value(), command, ": no valid checkpoint in '", target, "/checkpoints'");
+    checkpoint = *latest;
+  }
+  CheckpointData data = load_checkpoint(checkpoint);
+  const std::string task = Config::peek_string_text(data.config_text, "task", overrides);
+  Config config = Config::parse(data.config_text, training_schema(task), checkpoint + " (stored config)", overrides);
+  return {checkpoint, std::move(data), task, std::move(config)};
+}
+
+}  // namespace moh::cli
