@@ -2,7 +2,8 @@
 # Installs every Debian package that moh's build, tests and default run need. Idempotent: when all
 # packages are present it only checks and returns. `--reference` also installs python3-torch and
 # numpy, needed only to regenerate the golden fixtures in tests/reference/ (they are committed) and for
-# scripts/bench_vs_torch.sh, plus node/npm and npm's `tiktoken` (pinned by tests/reference/node/
+# scripts/bench_vs_torch.sh (python3-yaml too: tests/reference/train_llm_reference.py reads moh's resolved
+# configs), plus node/npm and npm's `tiktoken` (pinned by tests/reference/node/
 # package-lock.json, installed into tests/reference/node/node_modules) for the tokenizer fixtures
 # (tests/reference/make_text_fixtures.js) and bench/text; `--plot` adds python3-matplotlib for scripts/reproduce_vit.sh.
 # The CUDA toolkit is optional and not a Debian package here: /usr/local/cuda/bin/nvcc is used when present.
@@ -26,7 +27,7 @@ packages=(
 )
 case "${1:-}" in
   --reference)  # regenerate fixtures, bench_vs_torch.sh, bench_text.sh
-    packages+=(python3-torch python3-numpy nodejs)
+    packages+=(python3-torch python3-numpy python3-yaml nodejs)
     command -v npm >/dev/null || packages+=(npm) ;;  # some nodejs builds (NodeSource) ship npm themselves
   --plot) packages+=(python3-matplotlib) ;;                # reproduce_vit.sh's accuracy plot
   "") ;;

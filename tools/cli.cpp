@@ -140,7 +140,7 @@ int run_cli(int argc, char** argv) {
   std::signal(SIGXFSZ, SIG_IGN);
   if (argc >= 2 && is_text_command(argv[1])) return run_text_command(argc, argv);  // tools/text_cli.cpp
   if (argc >= 2 && std::string(argv[1]) == "generate") return run_generate_command(argc, argv);
-  try {
+  return cli::exit_status_of("moh", [&] {
     Invocation inv = parse_args(argc, argv);
     if (inv.help) {
       print_help(inv.command);
@@ -151,19 +151,7 @@ int run_cli(int argc, char** argv) {
       return kOk;
     }
     return inv.command == "train" ? train(inv) : eval(inv);
-  } catch (const UsageError& e) {
-    std::cerr << "moh: " << e.what() << "\n";
-    return kUsageError;
-  } catch (const ConfigError& e) {
-    std::cerr << "moh: config error: " << e.what() << "\n";
-    return kUsageError;
-  } catch (const RunFolderError& e) {
-    std::cerr << "moh: error: " << e.what() << "\n";
-    return kUsageError;
-  } catch (const std::exception& e) {
-    std::cerr << "moh: error: " << e.what() << "\n";
-    return kRuntimeError;
-  }
+  });
 }
 
 }  // namespace moh

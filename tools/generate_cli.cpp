@@ -133,18 +133,7 @@ int generate_command(int argc, char** argv) {
 }  // namespace
 
 int run_generate_command(int argc, char** argv) {
-  try {
-    return generate_command(argc, argv);
-  } catch (const UsageError& e) {
-    std::cerr << "moh generate: " << e.what() << "\n";
-    return kUsageError;
-  } catch (const ConfigError& e) {
-    std::cerr << "moh generate: config error: " << e.what() << "\n";
-    return kUsageError;
-  } catch (const std::exception& e) {
-    std::cerr << "moh generate: error: " << e.what() << "\n";
-    return kRuntimeError;
-  }
+  return cli::exit_status_of("moh generate", [&] { return generate_command(argc, argv); });
 }
 
 }  // namespace moh

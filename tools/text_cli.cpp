@@ -201,15 +201,9 @@ int tokenizer_command(int argc, char** argv) {
 bool is_text_command(const std::string& command) { return command == "tokenize" || command == "tokenizer"; }
 
 int run_text_command(int argc, char** argv) {
-  try {
+  return cli::exit_status_of(str_cat("moh ", argv[1]), [&] {
     return std::string(argv[1]) == "tokenize" ? tokenize(argc, argv) : tokenizer_command(argc, argv);
-  } catch (const UsageError& e) {
-    std::cerr << "moh " << argv[1] << ": " << e.what() << "\n";
-    return kUsageError;
-  } catch (const std::exception& e) {
-    std::cerr << "moh " << argv[1] << ": error: " << e.what() << "\n";
-    return kRuntimeError;
-  }
+  });
 }
 
 }  // namespace moh
