@@ -7,10 +7,12 @@
 
 namespace moh::ag {
 
-// q [B, H, Tq, D], k [B, H, Tk, D], v [B, H, Tk, Dv] -> [B, H, Tq, Dv] (memory laid out [B, Tq, H, Dv]).
+// q [B, H, Tq, D], k [B, Hkv, Tk, D], v [B, Hkv, Tk, Dv] -> [B, H, Tq, Dv] (memory laid out [B, Tq, H, Dv]);
+// Hkv dividing H is grouped-query attention (core/ops.h), whose k, v gradients sum over each group.
 Variable attention(const Variable& q, const Variable& k, const Variable& v, double scale, bool causal);
-// Packed query rows [R, D] grouped by (batch, head) through row_offsets, at positions q_pos -> [R, Dv].
+// Packed query rows [R, D] grouped by (batch, head) through row_offsets, at positions q_pos -> [R, Dv];
+// `heads` query heads (0: one per K/V head of k).
 Variable attention_packed(const Variable& q_rows, const Tensor& row_offsets, const Tensor& q_pos, const Variable& k,
-                          const Variable& v, double scale, bool causal);
+                          const Variable& v, double scale, bool causal, int64_t heads = 0);
 
 }  // namespace moh::ag

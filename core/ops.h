@@ -177,9 +177,13 @@ DropoutForward dropout(const Tensor& x, double p, Generator& gen);
 
 // ---------------------------------------------------------------- attention
 // Scaled dot-product attention, computed in query x key blocks with an online softmax, so no
-// [Tq, Tk] score matrix of all heads exists at once. q [B, H, Tq, D], k [B, H, Tk, D],
-// v [B, H, Tk, Dv] with any strides but a unit stride on the last dim (views of a fused qkv
+// [Tq, Tk] score matrix of all heads exists at once. q [B, H, Tq, D], k [B, Hkv, Tk, D],
+// v [B, Hkv, Tk, Dv] with any strides but a unit stride on the last dim (views of a fused qkv
 // projection need no copy). causal: query i attends keys j <= i + (Tk - Tq).
+// Grouped-query attention: Hkv must divide H; query head h reads K/V head h / (H / Hkv) (the
+// LLaMA/HF repeat_kv order: heads [0, H / Hkv) share K/V head 0), read in place, never repeated.
+// The backward's grad_k / grad_v have Hkv heads, each the sum over the query heads that read it,
+// summed in ascending head order (deterministic, the same bits for any thread count).
 struct AttentionForward {
   Tensor out;  // [B, H, Tq, Dv] view of memory laid out [B, Tq, H, Dv]: out.permute({0, 2, 1, 3}) is contiguous
   Tensor lse;  // [B, H, Tq] log-sum-exp of each query's scaled scores, saved for backward (float32 for 16-bit q)
@@ -195,12 +199,15 @@ AttentionBackward attention_backward(const Tensor& grad_out, const Tensor& q, co
 // contiguous across the batch) owns the rows [row_offsets[g], row_offsets[g + 1]) of q_rows [R, D];
 // row r is the token at sequence position q_pos[r] (int64), which the causal mask uses
 // (keys j <= q_pos[r]). k, v as for attention(); row_offsets and q_pos live on q_rows' device.
+// `heads` is the number of query heads H (row_offsets has H * B + 1 entries); 0 means Hkv, one query
+// head per K/V head. Hkv must divide H; query head h reads K/V head h / (H / Hkv), as for attention().
 // Returns out [R, Dv] and lse [R]; the backward returns grad_q [R, D] and grad_k/grad_v like k/v.
 AttentionForward attention_packed(const Tensor& q_rows, const Tensor& row_offsets, const Tensor& q_pos,
-                                  const Tensor& k, const Tensor& v, double scale, bool causal);
+                                  const Tensor& k, const Tensor& v, double scale, bool causal, int64_t heads = 0);
 AttentionBackward attention_packed_backward(const Tensor& grad_out, const Tensor& q_rows, const Tensor& row_offsets,
                                             const Tensor& q_pos, const Tensor& k, const Tensor& v,
-                                            const AttentionForward& saved, double scale, bool causal);
+                                            const AttentionForward& saved, double scale, bool causal,
+                                            int64_t heads = 0);
 
 // ---------------------------------------------------------------- grouped row projections
 // Per-group linear maps over gathered/scattered rows: the query and output projections of MoH's

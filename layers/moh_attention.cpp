@@ -16,6 +16,14 @@ std::shared_ptr<Linear> gate_layer(int64_t dim, int64_t out, DType dtype, Genera
   return std::make_shared<Linear>(LinearOptions{dim, out, false, WeightInit::TruncNormal, 0.02, dtype}, gen);
 }
 
+// [B, Hkv, T, Dh] -> [B, Hkv * group, T, Dh], each K/V head repeated for the `group` query heads
+// reading it (a copy; only for shared heads that split a K/V group, see forward_sparse).
+ag::Variable repeat_kv_heads(const ag::Variable& t, int64_t group) {
+  const Shape s = t.shape();
+  ag::Variable repeated = ag::expand(ag::unsqueeze(t, 2), {s[0], s[1], group, s[2], s[3]});
+  return ag::reshape(repeated, {s[0], s[1] * group, s[2], s[3]});
+}
+
 }  // namespace
 
 MoHAttention::MoHAttention(const AttentionOptions& attention, const MoHOptions& moh, Generator& gen)
@@ -137,16 +145,27 @@ ag::Variable MoHAttention::forward_sparse(const ag::Variable& x, const Tensor& p
   }
 
   // Shared and routed keys/values: one split node each, whose backward writes both gradients in one
-  // pass (two narrows would each scatter into a zero tensor of the full shape, then be added).
+  // pass (two narrows would each scatter into a zero tensor of the full shape, then be added). With
+  // grouped-query attention the shared heads [0, hs) read the first hs / group K/V heads and the
+  // routed ones the rest, in place; only when hs is not a multiple of the group does one K/V head
+  // serve both sides, and then both read repeated copies.
+  int64_t group = h / num_kv_heads();
+  if (hs % group != 0) {
+    k = repeat_kv_heads(k, group);
+    v = repeat_kv_heads(v, group);
+    group = 1;
+  }
   ag::Variable k_shared, v_shared, k_routed = k, v_routed = v;
   if (hs > 0) {
-    const std::vector<ag::Variable> ks = ag::split(k, {hs, e}, 1), vs = ag::split(v, {hs, e}, 1);
+    const int64_t kv_shared = hs / group, kv_routed = k.size(1) - kv_shared;
+    const std::vector<ag::Variable> ks = ag::split(k, {kv_shared, kv_routed}, 1),
+                                    vs = ag::split(v, {kv_shared, kv_routed}, 1);
     k_shared = ks[0], k_routed = ks[1], v_shared = vs[0], v_routed = vs[1];
   }
 
   // Attention: routed heads on their selected rows only, shared heads densely; outputs gated.
   ag::Variable o_rows = ag::attention_packed(q_rows, rows.row_offsets, rows.q_pos, k_routed, v_routed, scale(),
-                                             options().causal);
+                                             options().causal, e);
   if (routing.gates.defined())
     o_rows = ag::mul(o_rows, ag::unsqueeze(ag::index_select(ag::reshape(routing.gates, {n * h}), 0, rows.pair_index), 1));
   ag::Variable o_shared;

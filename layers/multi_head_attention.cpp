@@ -1,4 +1,5 @@
-// MultiHeadAttention: projections, qk-norm, RoPE, GQA repetition, the KV cache and the blocked attention op.
+// MultiHeadAttention: projections, qk-norm, RoPE, the KV cache and the blocked attention op (which
+// reads the GQA key/value heads in place).
 #include "layers/multi_head_attention.h"
 
 #include <cmath>
@@ -91,20 +92,9 @@ std::pair<ag::Variable, ag::Variable> MultiHeadAttention::prepare_keys_values(co
 std::pair<ag::Variable, ag::Variable> MultiHeadAttention::attended_keys_values(const ag::Variable& k,
                                                                                const ag::Variable& v,
                                                                                KvCache* cache) const {
-  ag::Variable keys = k, values = v;
-  if (cache) {
-    cache->append(k.data(), v.data());
-    keys = ag::Variable(cache->keys());
-    values = ag::Variable(cache->values());
-  }
-  const int64_t group = options_.num_heads / options_.num_kv_heads;
-  if (group == 1) return {keys, values};
-  auto repeat = [&](const ag::Variable& t) {  // [B, Hkv, T, Dh] -> [B, Hkv * group, T, Dh]
-    Shape s = t.shape();
-    ag::Variable e = ag::expand(ag::unsqueeze(t, 2), {s[0], s[1], group, s[2], s[3]});
-    return ag::reshape(e, {s[0], s[1] * group, s[2], s[3]});
-  };
-  return {repeat(keys), repeat(values)};
+  if (!cache) return {k, v};
+  cache->append(k.data(), v.data());
+  return {ag::Variable(cache->keys()), ag::Variable(cache->values())};
 }
 
 MultiHeadAttention::Heads MultiHeadAttention::split_heads(const ag::Variable& qkv, const Tensor& pos) const {

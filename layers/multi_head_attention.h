@@ -71,12 +71,13 @@ class MultiHeadAttention : public Module {
   Tensor resolve_positions(const Tensor& positions, int64_t batch, int64_t tokens) const;
   // q [B, T, h, Dh] (a view of a projection) -> [B, h, T, Dh], q-normed and rotated.
   ag::Variable prepare_queries(const ag::Variable& q, const Tensor& pos) const;
-  // k, v [B, T, Hkv, Dh] -> [B, Hkv, T, Dh] each: k-normed and rotated (the KV heads, not repeated).
+  // k, v [B, T, Hkv, Dh] -> [B, Hkv, T, Dh] each: k-normed and rotated (the K/V heads, not repeated:
+  // the attention ops read each one for its H / Hkv query heads).
   std::pair<ag::Variable, ag::Variable> prepare_keys_values(const ag::Variable& k, const ag::Variable& v,
                                                             const Tensor& pos) const;
-  // The keys and values attention reads, [B, H, Tk, Dh] each (GQA heads repeated), from this call's
-  // k, v [B, Hkv, T, Dh]: these alone (Tk = T), or, with a cache, every cached position after
-  // appending them (Tk = L + T).
+  // The keys and values attention reads, [B, Hkv, Tk, Dh] each (the K/V heads, not repeated), from
+  // this call's k, v [B, Hkv, T, Dh]: these alone (Tk = T), or, with a cache, every cached position
+  // after appending them (Tk = L + T).
   std::pair<ag::Variable, ag::Variable> attended_keys_values(const ag::Variable& k, const ag::Variable& v,
                                                              KvCache* cache) const;
   // Splits the fused projection [B, T, (H + 2 Hkv) * Dh] into prepared q [B, H, T, Dh] and the KV

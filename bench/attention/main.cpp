@@ -5,8 +5,13 @@
 //   layer - the whole attention layer with projections and the learned router.
 // Prints a table of medians and ratios to MHA (plus the ideal FLOP ratio of the layer), the
 // overhead of MoH's dense execution over MHA, and with --json one JSON object as the last line.
+// --scope gqa instead measures grouped-query attention at H / Hkv = 4 (B 8, T 512, 16 query heads
+// on 4 K/V heads of 64, causal): one training step (forward + backward) of the attention op on
+// K/V repeated to 16 heads by expand + reshape (what the layers did before the op read K/V heads
+// in place) and on the 4 heads read in place, and of the whole MultiHeadAttention layer; median
+// time and the CPU allocator's peak bytes above what the step's inputs hold.
 // Usage: moh_bench_attention [--seq 256,512] [--tokens 2048] [--layer-tokens 1024] [--reps 3]
-//                            [--scope core|layer|both] [--json]
+//                            [--scope core|layer|both|gqa] [--json]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -20,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "autograd/autograd.h"
+#include "core/allocator.h"
 #include "core/factory.h"
 #include "core/ops.h"
 #include "layers/moh_attention.h"
@@ -38,7 +44,7 @@ const Share kShares[] = {{"90", 25}, {"75", 20}, {"50", 12}};
 struct Args {
   std::vector<int64_t> seqs{256, 512};
   int64_t tokens = 2048, layer_tokens = 1024, reps = 3;
-  bool core = true, layer = true, json = false;
+  bool core = true, layer = true, gqa = false, json = false;
 };
 
 Args parse(int argc, char** argv) {
@@ -61,9 +67,11 @@ Args parse(int argc, char** argv) {
       a.reps = std::stoll(value());
     } else if (arg == "--scope") {
       std::string s = value();
-      MOH_CHECK(s == "core" || s == "layer" || s == "both", "moh_bench_attention: --scope must be core, layer or both");
-      a.core = s != "layer";
-      a.layer = s != "core";
+      MOH_CHECK(s == "core" || s == "layer" || s == "both" || s == "gqa",
+                "moh_bench_attention: --scope must be core, layer, both or gqa");
+      a.gqa = s == "gqa";
+      a.core = s == "core" || s == "both";
+      a.layer = s == "layer" || s == "both";
     } else if (arg == "--json") {
       a.json = true;
     } else {
@@ -154,6 +162,89 @@ double layer_flop_ratio(int64_t seq, int64_t topk) {
   return moh / mha;
 }
 
+// ---------------------------------------------------------------- --scope gqa
+constexpr int64_t kGqaBatch = 8, kGqaSeq = 512, kGqaHeads = 16, kGqaKvHeads = 4;
+
+struct StepCost {
+  double ms = 0, peak_mib = 0;
+};
+
+// Median time of `reps` steps after one warm-up, and the largest peak of allocator bytes above
+// what was held when a step started.
+StepCost measure_step(const std::function<void()>& step, int64_t reps) {
+  Allocator& cpu = cpu_allocator();
+  step();
+  std::vector<double> t;
+  double peak = 0;
+  for (int64_t r = 0; r < reps; ++r) {
+    cpu.reset_peak();
+    const int64_t base = cpu.stats().current_bytes;
+    auto start = std::chrono::steady_clock::now();
+    step();
+    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    peak = std::max(peak, double(cpu.stats().peak_bytes - base) / double(1 << 20));
+  }
+  std::sort(t.begin(), t.end());
+  return {t[t.size() / 2], peak};
+}
+
+// The attention op's training step on q [B, H, T, Dh] and k, v [B, Hkv, T, Dh]; `repeat` first
+// copies k, v to H heads (expand + reshape, as the layers did before).
+StepCost gqa_op_step(bool repeat, int64_t reps) {
+  Generator gen(4);
+  const int64_t b = kGqaBatch, t = kGqaSeq, h = kGqaHeads, hkv = kGqaKvHeads, group = h / hkv;
+  ag::Variable q(normal({b, h, t, kHeadDim}, 0, 1, gen), true), k(normal({b, hkv, t, kHeadDim}, 0, 1, gen), true),
+      v(normal({b, hkv, t, kHeadDim}, 0, 1, gen), true);
+  const ag::Variable w(normal({b, h, t, kHeadDim}, 0, 1, gen));
+  auto repeated = [&](const ag::Variable& x) {
+    return ag::reshape(ag::expand(ag::unsqueeze(x, 2), {b, hkv, group, t, kHeadDim}), {b, h, t, kHeadDim});
+  };
+  return measure_step([&] {
+    for (ag::Variable* x : {&q, &k, &v}) x->zero_grad();
+    ag::Variable o = repeat ? ag::attention(q, repeated(k), repeated(v), 0.125, true)
+                            : ag::attention(q, k, v, 0.125, true);
+    ag::backward(ag::sum(ag::mul(o, w)));
+  }, reps);
+}
+
+// The MultiHeadAttention layer's training step (dim 1024, causal, the K/V heads read in place).
+StepCost gqa_layer_step(int64_t reps) {
+  Generator gen(5);
+  AttentionOptions opts;
+  opts.dim = kGqaHeads * kHeadDim;
+  opts.num_heads = kGqaHeads;
+  opts.num_kv_heads = kGqaKvHeads;
+  opts.causal = true;
+  MultiHeadAttention layer(opts, gen);
+  const Tensor x = normal({kGqaBatch, kGqaSeq, opts.dim}, 0, 1, gen);
+  const ag::Variable w(normal(x.shape(), 0, 1, gen));
+  return measure_step([&] {
+    for (auto& p : layer.parameters()) p.zero_grad();
+    ag::Variable xv(x, true);
+    ag::backward(ag::sum(ag::mul(layer.forward(xv).out, w)));
+  }, reps);
+}
+
+void run_gqa(const Args& args) {
+  std::printf("moh_bench_attention --scope gqa: B %lld, T %lld, %lld query heads on %lld K/V heads of %lld, causal, "
+              "%d threads\n\n",
+              (long long)kGqaBatch, (long long)kGqaSeq, (long long)kGqaHeads, (long long)kGqaKvHeads,
+              (long long)kHeadDim, num_threads());
+  const StepCost before = gqa_op_step(true, args.reps), after = gqa_op_step(false, args.reps);
+  const StepCost layer = gqa_layer_step(args.reps);
+  std::printf("%-40s %10s %10s\n", "training step (forward + backward)", "median ms", "peak MiB");
+  std::printf("%-40s %10.1f %10.1f\n", "attention op, K/V repeated (before)", before.ms, before.peak_mib);
+  std::printf("%-40s %10.1f %10.1f\n", "attention op, K/V heads in place", after.ms, after.peak_mib);
+  std::printf("%-40s %10.1f %10.1f\n", "MultiHeadAttention layer (in place)", layer.ms, layer.peak_mib);
+  if (args.json) {
+    nlohmann::json js;
+    js["op_repeated"] = {{"ms", before.ms}, {"peak_mib", before.peak_mib}};
+    js["op_in_place"] = {{"ms", after.ms}, {"peak_mib", after.peak_mib}};
+    js["layer"] = {{"ms", layer.ms}, {"peak_mib", layer.peak_mib}};
+    std::printf("%s\n", js.dump().c_str());
+  }
+}
+
 struct Row {
   int64_t seq;
   std::string scope, variant;
@@ -167,6 +258,10 @@ int main(int argc, char** argv) {
   using namespace moh;
   try {
     const Args args = parse(argc, argv);
+    if (args.gqa) {
+      run_gqa(args);
+      return 0;
+    }
     std::vector<Row> rows;
     std::map<std::string, std::map<std::string, double>> worst;  // share -> {core_ratio, layer_ratio}
     std::map<std::string, std::map<std::string, std::map<std::string, double>>> by_seq;

@@ -2,10 +2,13 @@
 // rows are processed in blocks of kBlockQ against key blocks of kBlockK: scores come from one GEMM
 // per block pair, an online softmax folds them into running (max, sum) per row, and a second GEMM
 // accumulates P @ V. The backward recomputes P from the saved log-sum-exp (FlashAttention-style)
-// and accumulates dQ, dK, dV with three more GEMMs per block pair. Groups run in parallel (each
-// writes only its own rows of every output, so there are no races); BLAS runs single-threaded
-// inside the parallel region. Dense and packed queries differ only in how a group's rows and
-// positions are found, captured by the Group table built below.
+// and accumulates dQ, dK, dV with three more GEMMs per block pair. BLAS runs single-threaded
+// inside the parallel regions. Grouped-query attention: query head h reads K/V head h / (H / Hkv)
+// through its group's pointers; nothing is repeated. The forward runs groups in parallel (each
+// writes only its own rows). The backward runs in parallel over K/V units (batch, K/V head): a
+// unit walks its query heads in ascending order, so the dK/dV of a shared head are summed by one
+// thread in a fixed order (the same bits for any thread count). Dense and packed queries differ
+// only in how a group's rows and positions are found, captured by the group table built below.
 #include "core/cpu/attention.h"
 
 #include <algorithm>
@@ -192,6 +195,15 @@ void backward_group(const Group<T>& g, const RowStrides& rs, const Dims& dims, T
   }
 }
 
+// Groups in K/V-unit order: unit u owns groups [unit_offsets[u], unit_offsets[u + 1]), the query
+// heads (ascending) that read one K/V head of one batch row.
+template <class T>
+struct GroupTable {
+  std::vector<Group<T>> groups;
+  std::vector<size_t> unit_offsets{0};
+  void close_unit() { unit_offsets.push_back(groups.size()); }
+};
+
 template <class T>
 void run_forward(const std::vector<Group<T>>& groups, const RowStrides& rs, const Dims& dims, T scale) {
 #pragma omp parallel
@@ -206,13 +218,16 @@ void run_forward(const std::vector<Group<T>>& groups, const RowStrides& rs, cons
 }
 
 template <class T>
-void run_backward(const std::vector<Group<T>>& groups, const RowStrides& rs, const Dims& dims, T scale) {
+void run_backward(const GroupTable<T>& table, const RowStrides& rs, const Dims& dims, T scale) {
+  const size_t units = table.unit_offsets.size() - 1;
 #pragma omp parallel
   {
     std::vector<T> p(size_t(kBlockQ * kBlockK)), dp(size_t(kBlockQ * kBlockK)), delta(kBlockQ);
     std::vector<int64_t> limit(kBlockQ);
 #pragma omp for schedule(dynamic, 1)
-    for (size_t gi = 0; gi < groups.size(); ++gi) backward_group(groups[gi], rs, dims, scale, p, dp, delta, limit);
+    for (size_t u = 0; u < units; ++u)
+      for (size_t gi = table.unit_offsets[u]; gi < table.unit_offsets[u + 1]; ++gi)
+        backward_group(table.groups[gi], rs, dims, scale, p, dp, delta, limit);
   }
 }
 
@@ -222,65 +237,73 @@ T* group_ptr(const Tensor& t, int64_t b, int64_t h) {
   return static_cast<T*>(t.raw_data()) + b * t.stride(0) + h * t.stride(1);
 }
 
-// The group table for dense [B, H, T, *] operands; `out`, `lse` and backward tensors are optional.
+// The group table for dense [B, H, T, *] operands with k, v [B, Hkv, Tk, *]; `out`, `lse` and
+// backward tensors are optional.
 template <class T>
-std::vector<Group<T>> dense_groups(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
-                                   const Tensor& lse, const Tensor* grads /* grad_out, grad_q, grad_k, grad_v */) {
-  const int64_t batch = q.size(0), heads = q.size(1);
-  std::vector<Group<T>> groups;
-  groups.reserve(size_t(batch * heads));
+GroupTable<T> dense_groups(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& lse,
+                           const Tensor* grads /* grad_out, grad_q, grad_k, grad_v */) {
+  const int64_t batch = q.size(0), heads = q.size(1), kv_heads = k.size(1), per_kv = heads / kv_heads;
+  GroupTable<T> table;
+  table.groups.reserve(size_t(batch * heads));
   for (int64_t b = 0; b < batch; ++b)
-    for (int64_t h = 0; h < heads; ++h) {
-      Group<T> g;
-      g.q = group_ptr<T>(q, b, h);
-      g.k = group_ptr<T>(k, b, h);
-      g.v = group_ptr<T>(v, b, h);
-      g.out = group_ptr<T>(out, b, h);
-      g.lse = group_ptr<T>(lse, b, h);
-      g.rows = q.size(2);
-      g.shift = k.size(2) - q.size(2);
-      if (grads) {
-        g.grad_out = group_ptr<T>(grads[0], b, h);
-        g.grad_q = group_ptr<T>(grads[1], b, h);
-        g.grad_k = group_ptr<T>(grads[2], b, h);
-        g.grad_v = group_ptr<T>(grads[3], b, h);
+    for (int64_t kv = 0; kv < kv_heads; ++kv) {
+      for (int64_t h = kv * per_kv; h < (kv + 1) * per_kv; ++h) {
+        Group<T> g;
+        g.q = group_ptr<T>(q, b, h);
+        g.k = group_ptr<T>(k, b, kv);
+        g.v = group_ptr<T>(v, b, kv);
+        g.out = group_ptr<T>(out, b, h);
+        g.lse = group_ptr<T>(lse, b, h);
+        g.rows = q.size(2);
+        g.shift = k.size(2) - q.size(2);
+        if (grads) {
+          g.grad_out = group_ptr<T>(grads[0], b, h);
+          g.grad_q = group_ptr<T>(grads[1], b, h);
+          g.grad_k = group_ptr<T>(grads[2], b, kv);
+          g.grad_v = group_ptr<T>(grads[3], b, kv);
+        }
+        table.groups.push_back(g);
       }
-      groups.push_back(g);
+      table.close_unit();
     }
-  return groups;
+  return table;
 }
 
-// The group table for packed query rows: group g = h * B + b owns rows [offsets[g], offsets[g+1]).
+// The group table for packed query rows of `heads` query heads: group g = h * B + b owns rows
+// [offsets[g], offsets[g+1]) and reads K/V head h / (heads / Hkv). Empty groups are left out.
 template <class T>
-std::vector<Group<T>> packed_groups(const Tensor& q_rows, const Tensor& row_offsets, const Tensor& q_pos,
-                                    const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& lse,
-                                    const Tensor* grads /* grad_out, grad_q, grad_k, grad_v */) {
-  const int64_t batch = k.size(0), heads = k.size(1);
+GroupTable<T> packed_groups(const Tensor& q_rows, const Tensor& row_offsets, const Tensor& q_pos, int64_t heads,
+                            const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& lse,
+                            const Tensor* grads /* grad_out, grad_q, grad_k, grad_v */) {
+  const int64_t batch = k.size(0), kv_heads = k.size(1), per_kv = heads / kv_heads;
   const int64_t* offsets = row_offsets.data<int64_t>();
   const int64_t* pos = q_pos.data<int64_t>();
-  std::vector<Group<T>> groups;
-  groups.reserve(size_t(batch * heads));
-  for (int64_t h = 0; h < heads; ++h)
-    for (int64_t b = 0; b < batch; ++b) {
-      const int64_t gi = h * batch + b, r0 = offsets[gi];
-      Group<T> g;
-      g.rows = offsets[gi + 1] - r0;
-      if (g.rows == 0) continue;
-      g.q = q_rows.data<T>() + r0 * q_rows.stride(0);
-      g.out = out.data<T>() + r0 * out.stride(0);
-      g.lse = lse.data<T>() + r0;
-      g.pos = pos + r0;
-      g.k = group_ptr<T>(k, b, h);
-      g.v = group_ptr<T>(v, b, h);
-      if (grads) {
-        g.grad_out = grads[0].data<T>() + r0 * grads[0].stride(0);
-        g.grad_q = grads[1].data<T>() + r0 * grads[1].stride(0);
-        g.grad_k = group_ptr<T>(grads[2], b, h);
-        g.grad_v = group_ptr<T>(grads[3], b, h);
+  GroupTable<T> table;
+  table.groups.reserve(size_t(batch * heads));
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t kv = 0; kv < kv_heads; ++kv) {
+      for (int64_t h = kv * per_kv; h < (kv + 1) * per_kv; ++h) {
+        const int64_t gi = h * batch + b, r0 = offsets[gi];
+        Group<T> g;
+        g.rows = offsets[gi + 1] - r0;
+        if (g.rows == 0) continue;
+        g.q = q_rows.data<T>() + r0 * q_rows.stride(0);
+        g.out = out.data<T>() + r0 * out.stride(0);
+        g.lse = lse.data<T>() + r0;
+        g.pos = pos + r0;
+        g.k = group_ptr<T>(k, b, kv);
+        g.v = group_ptr<T>(v, b, kv);
+        if (grads) {
+          g.grad_out = grads[0].data<T>() + r0 * grads[0].stride(0);
+          g.grad_q = grads[1].data<T>() + r0 * grads[1].stride(0);
+          g.grad_k = group_ptr<T>(grads[2], b, kv);
+          g.grad_v = group_ptr<T>(grads[3], b, kv);
+        }
+        table.groups.push_back(g);
       }
-      groups.push_back(g);
+      table.close_unit();
     }
-  return groups;
+  return table;
 }
 
 // Row strides: dim 2 of [B, H, T, *] tensors, dim 0 of packed [R, *] rows. A single row's stride
@@ -316,7 +339,8 @@ void attention(const Tensor& out, const Tensor& lse, const Tensor& q, const Tens
   dispatch_floating(q.dtype(), "attention", [&]<class T>() {
     Dims dims = dims_of(q, k, v, causal);
     dims.rows_by_shape = true;
-    run_forward<T>(dense_groups<T>(q, k, v, out, lse, nullptr), strides_of(q, k, v, out, nullptr), dims, T(scale));
+    run_forward<T>(dense_groups<T>(q, k, v, out, lse, nullptr).groups, strides_of(q, k, v, out, nullptr), dims,
+                   T(scale));
   });
 }
 
@@ -332,21 +356,22 @@ void attention_backward(const Tensor& grad_q, const Tensor& grad_k, const Tensor
 }
 
 void attention_packed(const Tensor& out, const Tensor& lse, const Tensor& q_rows, const Tensor& row_offsets,
-                      const Tensor& q_pos, const Tensor& k, const Tensor& v, double scale, bool causal) {
+                      const Tensor& q_pos, int64_t heads, const Tensor& k, const Tensor& v, double scale,
+                      bool causal) {
   dispatch_floating(q_rows.dtype(), "attention_packed", [&]<class T>() {
-    run_forward<T>(packed_groups<T>(q_rows, row_offsets, q_pos, k, v, out, lse, nullptr),
+    run_forward<T>(packed_groups<T>(q_rows, row_offsets, q_pos, heads, k, v, out, lse, nullptr).groups,
                    strides_of(q_rows, k, v, out, nullptr), dims_of(q_rows, k, v, causal), T(scale));
   });
 }
 
 void attention_packed_backward(const Tensor& grad_q, const Tensor& grad_k, const Tensor& grad_v,
                                const Tensor& grad_out, const Tensor& q_rows, const Tensor& row_offsets,
-                               const Tensor& q_pos, const Tensor& k, const Tensor& v, const Tensor& out,
-                               const Tensor& lse, double scale, bool causal) {
+                               const Tensor& q_pos, int64_t heads, const Tensor& k, const Tensor& v,
+                               const Tensor& out, const Tensor& lse, double scale, bool causal) {
   for (const Tensor* g : {&grad_q, &grad_k, &grad_v}) fill(*g, 0.0);
   const Tensor grads[4] = {grad_out, grad_q, grad_k, grad_v};
   dispatch_floating(q_rows.dtype(), "attention_packed_backward", [&]<class T>() {
-    run_backward<T>(packed_groups<T>(q_rows, row_offsets, q_pos, k, v, out, lse, grads),
+    run_backward<T>(packed_groups<T>(q_rows, row_offsets, q_pos, heads, k, v, out, lse, grads),
                     strides_of(q_rows, k, v, out, grads), dims_of(q_rows, k, v, causal), T(scale));
   });
 }

@@ -50,8 +50,8 @@ __global__ void __launch_bounds__(kThreads)
   for (int64_t k0 = 0; k0 < key_end; k0 += kLaneTile) {
     const int kn = int(min(int64_t(kLaneTile), key_end - k0));
     __syncthreads();  // the previous tile is consumed (and, first time round, the q tile is stored)
-    load_tile(ks, d + 1, k.at(grp.b, grp.h, k0), k.sr, kn, kLaneTile, d);
-    load_tile(vs, dv, v.at(grp.b, grp.h, k0), v.sr, kn, kLaneTile, dv);
+    load_tile(ks, d + 1, k.at(grp.b, grp.kv, k0), k.sr, kn, kLaneTile, d);
+    load_tile(vs, dv, v.at(grp.b, grp.kv, k0), v.sr, kn, kLaneTile, dv);
     __syncthreads();
     const int64_t key = k0 + lane;
     bool any = false;
@@ -114,9 +114,10 @@ void attention(const Tensor& out, const Tensor& lse, const Tensor& q, const Tens
 }
 
 void attention_packed(const Tensor& out, const Tensor& lse, const Tensor& q_rows, const Tensor& row_offsets,
-                      const Tensor& q_pos, const Tensor& k, const Tensor& v, double scale, bool causal) {
+                      const Tensor& q_pos, int64_t heads, const Tensor& k, const Tensor& v, double scale,
+                      bool causal) {
   DeviceGuard guard(q_rows.device().index);
-  run_forward("attention_packed", packed_work(row_offsets, q_pos, k, causal), out, lse, q_rows, k, v, scale);
+  run_forward("attention_packed", packed_work(row_offsets, q_pos, heads, k, causal), out, lse, q_rows, k, v, scale);
 }
 
 }  // namespace moh::cuda

@@ -2,9 +2,11 @@
 // FlashAttention-style: probabilities are recomputed from q, k and the saved lse. Two kernels, no
 // atomics: grad_q_kernel owns a query tile (the forward's layout), writes delta_i = dO_i . O_i to a
 // scratch buffer and accumulates dQ = scale dS K over the keys its rows see; grad_kv_kernel then
-// owns a key tile of one group and loops over that group's queries (all packed rows of the group)
-// accumulating dV = P^T dO and dK = scale dS^T Q. dS = P * (dO V^T - delta). Keys no query sees
-// get zero gradients, as on the CPU (which zero-fills first). Layout: core/cuda/attention_common.cuh.
+// owns a key tile of one (batch, K/V head) and loops over the queries of every query head reading
+// it (grouped-query attention: kv_group heads, ascending; all packed rows of each group),
+// accumulating dV = P^T dO and dK = scale dS^T Q in registers: the group's sum has one writer.
+// dS = P * (dO V^T - delta). Keys no query sees get zero gradients, as on the CPU (which
+// zero-fills first). Layout: core/cuda/attention_common.cuh.
 #include "core/cuda/attention.h"
 #include "core/cuda/attention_common.cuh"
 
@@ -65,8 +67,8 @@ __global__ void __launch_bounds__(kThreads)
   for (int64_t k0 = 0; k0 < key_end; k0 += kLaneTile) {
     const int kn = int(min(int64_t(kLaneTile), key_end - k0));
     __syncthreads();
-    load_tile(ks, d + 1, k.at(grp.b, grp.h, k0), k.sr, kn, kLaneTile, d);
-    load_tile(vs, dv + 1, v.at(grp.b, grp.h, k0), v.sr, kn, kLaneTile, dv);
+    load_tile(ks, d + 1, k.at(grp.b, grp.kv, k0), k.sr, kn, kLaneTile, d);
+    load_tile(vs, dv + 1, v.at(grp.b, grp.kv, k0), v.sr, kn, kLaneTile, dv);
     __syncthreads();
     const int64_t key = k0 + lane;
     bool any = false;
@@ -116,11 +118,12 @@ __global__ void __launch_bounds__(kThreads)
   A* qs = vs + kRowTile * dv;
   A* gos = qs + kLaneTile * (d + 1);
   const int lane = int(threadIdx.x) & 31, warp = int(threadIdx.x) >> 5;
-  const Group grp = group_of(geo, int64_t(blockIdx.x) / key_tiles);
+  const int64_t unit = int64_t(blockIdx.x) / key_tiles;  // K/V head kv of batch row b: unit = kv * batch + b
+  const int64_t b = unit % geo.batch, kv = unit / geo.batch;
   const int64_t k0 = (int64_t(blockIdx.x) % key_tiles) * kRowTile;
   const int kn = int(min(int64_t(kRowTile), geo.tk - k0));
-  load_tile(ks, d, k.at(grp.b, grp.h, k0), k.sr, kn, kRowTile, d);
-  load_tile(vs, dv, v.at(grp.b, grp.h, k0), v.sr, kn, kRowTile, dv);
+  load_tile(ks, d, k.at(b, kv, k0), k.sr, kn, kRowTile, d);
+  load_tile(vs, dv, v.at(b, kv, k0), v.sr, kn, kRowTile, dv);
 
   A dk[kRowsPerWarp][Slots], dv_acc[kRowsPerWarp][Slots];
 #pragma unroll
@@ -130,52 +133,55 @@ __global__ void __launch_bounds__(kThreads)
   const A* k_warp = ks + warp * kRowsPerWarp * d;
   const A* v_warp = vs + warp * kRowsPerWarp * dv;
   const int64_t key0 = k0 + warp * kRowsPerWarp;  // this warp's first key
-  // Dense causal rows before k0 - shift see none of these keys; packed positions follow no order.
-  const int64_t first = geo.causal && !geo.pos ? clamp64(k0 - geo.shift, 0, grp.rows) : 0;
-  for (int64_t i0 = first; i0 < grp.rows; i0 += kLaneTile) {
-    const int qn = int(min(int64_t(kLaneTile), grp.rows - i0));
-    __syncthreads();  // the previous query tile is consumed (and, first time round, k/v are stored)
-    bool sees = false;
-    if (int(threadIdx.x) < kLaneTile) {
-      const int t = int(threadIdx.x);
-      int64_t lim = 0;
-      A l = A(0), dl = A(0);
-      if (t < qn) {
-        lim = key_limit(geo, grp, i0 + t);
-        l = *lse.at(grp.b, grp.h, grp.row0 + i0 + t);
-        dl = delta[grp.flat0 + i0 + t];
+  for (int64_t j = 0; j < geo.kv_group; ++j) {  // the query heads reading this K/V head, ascending
+    const Group grp = group_of(geo, (kv * geo.kv_group + j) * geo.batch + b);
+    // Dense causal rows before k0 - shift see none of these keys; packed positions follow no order.
+    const int64_t first = geo.causal && !geo.pos ? clamp64(k0 - geo.shift, 0, grp.rows) : 0;
+    for (int64_t i0 = first; i0 < grp.rows; i0 += kLaneTile) {
+      const int qn = int(min(int64_t(kLaneTile), grp.rows - i0));
+      __syncthreads();  // the previous query tile is consumed (and, first time round, k/v are stored)
+      bool sees = false;
+      if (int(threadIdx.x) < kLaneTile) {
+        const int t = int(threadIdx.x);
+        int64_t lim = 0;
+        A l = A(0), dl = A(0);
+        if (t < qn) {
+          lim = key_limit(geo, grp, i0 + t);
+          l = *lse.at(grp.b, grp.h, grp.row0 + i0 + t);
+          dl = delta[grp.flat0 + i0 + t];
+        }
+        limits[t] = lim;
+        lses[t] = l;
+        deltas[t] = dl;
+        sees = lim > k0;
       }
-      limits[t] = lim;
-      lses[t] = l;
-      deltas[t] = dl;
-      sees = lim > k0;
-    }
-    if (!__syncthreads_or(sees)) continue;  // no query of the tile sees any key of the block
-    load_tile(qs, d + 1, q.at(grp.b, grp.h, grp.row0 + i0), q.sr, qn, kLaneTile, d);
-    load_tile(gos, dv + 1, grad_out.at(grp.b, grp.h, grp.row0 + i0), grad_out.sr, qn, kLaneTile, dv);
-    __syncthreads();
-    const int64_t lim = limits[lane];
-    if (!__any_sync(kFullMask, key0 < lim)) continue;  // the warp's first key is its earliest
+      if (!__syncthreads_or(sees)) continue;  // no query of the tile sees any key of the block
+      load_tile(qs, d + 1, q.at(grp.b, grp.h, grp.row0 + i0), q.sr, qn, kLaneTile, d);
+      load_tile(gos, dv + 1, grad_out.at(grp.b, grp.h, grp.row0 + i0), grad_out.sr, qn, kLaneTile, dv);
+      __syncthreads();
+      const int64_t lim = limits[lane];
+      if (!__any_sync(kFullMask, key0 < lim)) continue;  // the warp's first key is its earliest
 
-    A s[kRowsPerWarp], dp[kRowsPerWarp], p[kRowsPerWarp], ds[kRowsPerWarp];
-    dot_rows(s, k_warp, d, qs + lane * (d + 1), d);
-    dot_rows(dp, v_warp, dv, gos + lane * (dv + 1), dv);
-    const A row_lse = lses[lane], row_delta = deltas[lane];
+      A s[kRowsPerWarp], dp[kRowsPerWarp], p[kRowsPerWarp], ds[kRowsPerWarp];
+      dot_rows(s, k_warp, d, qs + lane * (d + 1), d);
+      dot_rows(dp, v_warp, dv, gos + lane * (dv + 1), dv);
+      const A row_lse = lses[lane], row_delta = deltas[lane];
 #pragma unroll
-    for (int r = 0; r < kRowsPerWarp; ++r) {
-      p[r] = key0 + r < lim ? softmax_exp(s[r] * scale - row_lse) : A(0);
-      ds[r] = p[r] * (dp[r] - row_delta);
+      for (int r = 0; r < kRowsPerWarp; ++r) {
+        p[r] = key0 + r < lim ? softmax_exp(s[r] * scale - row_lse) : A(0);
+        ds[r] = p[r] * (dp[r] - row_delta);
+      }
+      accumulate(dv_acc, p, gos, dv + 1, dv, qn, lane);
+      accumulate(dk, ds, qs, d + 1, d, qn, lane);
     }
-    accumulate(dv_acc, p, gos, dv + 1, dv, qn, lane);
-    accumulate(dk, ds, qs, d + 1, d, qn, lane);
   }
 
 #pragma unroll
   for (int r = 0; r < kRowsPerWarp; ++r) {
     const int row = warp * kRowsPerWarp + r;
     if (row >= kn) continue;
-    store_row(grad_k.at(grp.b, grp.h, k0 + row), dk[r], scale, d, lane);
-    store_row(grad_v.at(grp.b, grp.h, k0 + row), dv_acc[r], A(1), dv, lane);
+    store_row(grad_k.at(b, kv, k0 + row), dk[r], scale, d, lane);
+    store_row(grad_v.at(b, kv, k0 + row), dv_acc[r], A(1), dv, lane);
   }
 }
 
@@ -197,7 +203,8 @@ void run_backward(const char* op, const QueryWork& work, const Tensor& grad_q, c
              work.geo, rows_of<const T>(q), rows_of<const T>(k), rows_of<const T>(v), rows_of<const T>(out),
              rows_of<const T>(grad_out), rows_of<const A>(lse), rows_of<T>(grad_q), delta.data<A>(), int(d), int(dv),
              A(scale));
-      launch(op, "attention grad_kv", grad_kv_kernel<T, Slots>, work.geo.groups * key_tiles,
+      const int64_t kv_units = work.geo.groups / work.geo.kv_group;  // (batch, K/V head) pairs
+      launch(op, "attention grad_kv", grad_kv_kernel<T, Slots>, kv_units * key_tiles,
              grad_kv_smem<A>(int(d), int(dv)), device, work.geo, key_tiles, rows_of<const T>(q), rows_of<const T>(k),
              rows_of<const T>(v), rows_of<const T>(grad_out), rows_of<const A>(lse),
              delta.data<A>(), rows_of<T>(grad_k), rows_of<T>(grad_v), int(d), int(dv),
@@ -218,10 +225,11 @@ void attention_backward(const Tensor& grad_q, const Tensor& grad_k, const Tensor
 
 void attention_packed_backward(const Tensor& grad_q, const Tensor& grad_k, const Tensor& grad_v,
                                const Tensor& grad_out, const Tensor& q_rows, const Tensor& row_offsets,
-                               const Tensor& q_pos, const Tensor& k, const Tensor& v, const Tensor& out,
-                               const Tensor& lse, double scale, bool causal) {
+                               const Tensor& q_pos, int64_t heads, const Tensor& k, const Tensor& v,
+                               const Tensor& out, const Tensor& lse, double scale, bool causal) {
   DeviceGuard guard(q_rows.device().index);
-  run_backward("attention_packed_backward", packed_work(row_offsets, q_pos, k, causal), grad_q, grad_k, grad_v,
+  run_backward("attention_packed_backward", packed_work(row_offsets, q_pos, heads, k, causal), grad_q, grad_k,
+               grad_v,
                grad_out, q_rows, k, v, out, lse, scale);
 }
 

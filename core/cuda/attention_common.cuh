@@ -6,6 +6,8 @@
 // backward kernel swaps the roles: warps own keys, lanes score queries). Every sum runs in a fixed
 // order (sequential loops, and xor-butterfly shuffles, which leave the same bits in every lane), so
 // results are bitwise reproducible run to run; every output element has exactly one writer.
+// Grouped-query attention: query head h reads K/V head h / kv_group in place; a grad_kv block owns
+// a key tile of one (batch, K/V head) and walks the kv_group query heads sharing it in order.
 #pragma once
 
 #include <algorithm>
@@ -33,8 +35,9 @@ constexpr unsigned kFullMask = 0xffffffffu;
 // group g's query rows are q[b, h, 0..tq) at positions i + shift (shift = tk - tq). Packed: rows
 // [offsets[g], offsets[g + 1]) of q_rows at positions pos[r]. Query tiles: dense groups have
 // tiles_per_group each; packed group g has tiles [tile_offsets[g], tile_offsets[g + 1]).
+// kv_group query heads share each K/V head (1 without grouped-query attention).
 struct Geometry {
-  int64_t batch = 0, groups = 0, tq = 0, tk = 0, shift = 0;
+  int64_t batch = 0, groups = 0, tq = 0, tk = 0, shift = 0, kv_group = 1;
   const int64_t* offsets = nullptr;       // packed only, device [G + 1]
   const int64_t* pos = nullptr;           // packed only, device [R]
   const int64_t* tile_offsets = nullptr;  // packed only, device [G + 1]
@@ -42,11 +45,11 @@ struct Geometry {
   bool causal = false;
 };
 
-// One group's coordinates: (b, h) for k/v and dense operands, the row index of its row 0 in the
-// query-side operands (row0: packed offsets[g], dense 0) and in packed-row order (flat0: packed
-// offsets[g], dense g * tq; the backward's delta buffer is indexed so).
+// One group's coordinates: (b, h) for dense query-side operands, (b, kv) for k/v (kv = h / kv_group),
+// the row index of its row 0 in the query-side operands (row0: packed offsets[g], dense 0) and in
+// packed-row order (flat0: packed offsets[g], dense g * tq; the backward's delta buffer is indexed so).
 struct Group {
-  int64_t b = 0, h = 0, row0 = 0, flat0 = 0, rows = 0;
+  int64_t b = 0, h = 0, kv = 0, row0 = 0, flat0 = 0, rows = 0;
 };
 
 __device__ __forceinline__ int64_t clamp64(int64_t x, int64_t lo, int64_t hi) {
@@ -57,6 +60,7 @@ __device__ __forceinline__ Group group_of(const Geometry& geo, int64_t g) {
   Group grp;
   grp.b = g % geo.batch;
   grp.h = g / geo.batch;
+  grp.kv = grp.h / geo.kv_group;
   if (geo.offsets) {
     grp.row0 = grp.flat0 = geo.offsets[g];
     grp.rows = geo.offsets[g + 1] - grp.row0;
@@ -220,6 +224,7 @@ inline QueryWork dense_work(const Tensor& q, const Tensor& k, bool causal) {
   QueryWork w;
   w.geo.batch = q.size(0);
   w.geo.groups = q.size(0) * q.size(1);
+  w.geo.kv_group = q.size(1) / k.size(1);
   w.geo.tq = q.size(2);
   w.geo.tk = k.size(2);
   w.geo.shift = w.geo.tk - w.geo.tq;
@@ -230,10 +235,12 @@ inline QueryWork dense_work(const Tensor& q, const Tensor& k, bool causal) {
 }
 
 // Reads the G + 1 row offsets back to size each group's tiles and uploads their prefix sums.
-inline QueryWork packed_work(const Tensor& row_offsets, const Tensor& q_pos, const Tensor& k, bool causal) {
+inline QueryWork packed_work(const Tensor& row_offsets, const Tensor& q_pos, int64_t heads, const Tensor& k,
+                             bool causal) {
   QueryWork w;
   w.geo.batch = k.size(0);
-  w.geo.groups = k.size(0) * k.size(1);
+  w.geo.groups = k.size(0) * heads;
+  w.geo.kv_group = heads / k.size(1);
   w.geo.tk = k.size(2);
   w.geo.offsets = row_offsets.data<int64_t>();
   w.geo.pos = q_pos.data<int64_t>();

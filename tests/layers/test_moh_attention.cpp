@@ -105,6 +105,12 @@ INSTANTIATE_TEST_SUITE_P(
                       Config{"no_shared", 4, 0, 1, 0, 8, false, false, false, MoHRouter::Learned},
                       Config{"causal_rope", 6, 2, 3, 0, 11, true, false, true, MoHRouter::Learned},
                       Config{"gqa_qknorm", 6, 2, 2, 3, 8, true, true, false, MoHRouter::Learned},
+                      // GQA groups of 4: shared heads filling whole groups (K/V read in place), none,
+                      // and shared heads that split a group (that layer reads repeated K/V).
+                      Config{"gqa_shared_whole_groups", 8, 4, 2, 2, 9, true, false, true, MoHRouter::Learned},
+                      Config{"gqa_no_shared", 8, 0, 3, 2, 7, true, false, false, MoHRouter::Learned},
+                      Config{"gqa_shared_split_group", 8, 2, 3, 2, 9, true, false, true, MoHRouter::Learned},
+                      Config{"multi_query", 6, 0, 3, 1, 6, false, false, false, MoHRouter::Learned},
                       Config{"single_token", 6, 1, 1, 0, 1, true, false, true, MoHRouter::Learned},
                       Config{"all_routed_selected", 4, 1, 3, 0, 5, false, false, false, MoHRouter::Learned},
                       Config{"query_norm", 6, 2, 2, 0, 9, true, false, true, MoHRouter::QueryNorm}),

@@ -2,7 +2,9 @@
 // grad_k, grad_v): causal and not, Tq == Tk, Tq < Tk (decode-like), Tq > Tk (rows that see no key:
 // out 0, lse -inf), odd sizes across the kernels' 16-row and 32-key tiles, Dv != D, head dims up to
 // 256, strided views of a fused qkv projection, packed rows with empty groups and unordered causal
-// positions, the 16-bit dtypes, bitwise reproducible backward runs, empty inputs and errors.
+// positions, the 16-bit dtypes, bitwise reproducible backward runs, empty inputs and errors, and
+// grouped-query attention (k, v with Hkv < H heads, dense and packed, grad_k/grad_v summed over
+// each group by one writer: bitwise reproducible too).
 // Inputs are uniform in [-1, 1) with scale 1/sqrt(D), so scores stay modest and the float32 bound
 // (1e-5 relative) measures the kernels, not ill-conditioning. Gradients get an absolute floor of
 // 1e-5 x the tensor's largest |value| on top: dS = P (dP - delta) cancels to rounding noise where
@@ -38,9 +40,9 @@ Result run_dense(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor
 }
 
 Result run_packed(const Tensor& q_rows, const Tensor& offsets, const Tensor& pos, const Tensor& k, const Tensor& v,
-                  const Tensor& go, double scale, bool causal) {
-  AttentionForward fwd = attention_packed(q_rows, offsets, pos, k, v, scale, causal);
-  return {fwd, attention_packed_backward(go, q_rows, offsets, pos, k, v, fwd, scale, causal)};
+                  const Tensor& go, double scale, bool causal, int64_t heads = 0) {
+  AttentionForward fwd = attention_packed(q_rows, offsets, pos, k, v, scale, causal, heads);
+  return {fwd, attention_packed_backward(go, q_rows, offsets, pos, k, v, fwd, scale, causal, heads)};
 }
 
 bool is_half(DType dtype) { return dtype == DType::BFloat16 || dtype == DType::Float16; }
@@ -188,19 +190,20 @@ TEST(CudaParityAttention, StridedViewsOfAFusedQkv) {
     }
 }
 
-// Packed rows over B = 2, H = 3 (group g = h * B + b): group 1 empty, group 2 every position
+// Packed rows over B = 2, H = 3 query heads (group g = h * B + b) on Hkv = 3 K/V heads, or as
+// given (grouped-query attention): group 1 empty, group 2 every position
 // (several 16-row tiles), group 4 a subset in descending order (positions need not be sorted),
 // the others pseudo-random subsets; positions run past Tk, so causal limits clamp to Tk. q_rows
 // is a column slice of a wider tensor (row stride != D).
 struct Packed {
   Tensor q_wide, offsets, pos, k, v, go;
-  int64_t d = 0;
+  int64_t d = 0, heads = 0;
   Tensor q_rows(const Tensor& wide) const { return wide.narrow(1, 3, d); }
   double scale() const { return 1.0 / std::sqrt(double(d)); }
 };
 
-Packed packed_inputs(int64_t d, int64_t dv, DType dtype, uint64_t seed) {
-  const int64_t B = 2, H = 3, T = 75, tk = 70;
+Packed packed_inputs(int64_t d, int64_t dv, DType dtype, uint64_t seed, int64_t H = 3, int64_t Hkv = 3) {
+  const int64_t B = 2, T = 75, tk = 70;
   std::vector<int64_t> offsets{0}, pos;
   for (int64_t g = 0; g < B * H; ++g) {
     std::vector<int64_t> rows;
@@ -213,11 +216,12 @@ Packed packed_inputs(int64_t d, int64_t dv, DType dtype, uint64_t seed) {
   const int64_t R = int64_t(pos.size());
   Packed p;
   p.d = d;
+  p.heads = H;
   p.q_wide = input({R, d + 7}, seed, dtype);
   p.offsets = from_vector(offsets, {B * H + 1});
   p.pos = from_vector(pos, {R});
-  p.k = input({B, H, tk, d}, seed + 1, dtype);
-  p.v = input({B, H, tk, dv}, seed + 2, dtype);
+  p.k = input({B, Hkv, tk, d}, seed + 1, dtype);
+  p.v = input({B, Hkv, tk, dv}, seed + 2, dtype);
   p.go = input({R, dv}, seed + 3, dtype);
   return p;
 }
@@ -225,12 +229,12 @@ Packed packed_inputs(int64_t d, int64_t dv, DType dtype, uint64_t seed) {
 Result run_packed_cpu(const Packed& p, DType dtype, bool causal) {
   const DType host = host_dtype(dtype);
   return run_packed(p.q_rows(p.q_wide.to(host)), p.offsets, p.pos, p.k.to(host), p.v.to(host), p.go.to(host),
-                    p.scale(), causal);
+                    p.scale(), causal, p.heads);
 }
 
 Result run_packed_gpu(const Packed& p, bool causal) {
   return run_packed(p.q_rows(gpu(p.q_wide)), gpu(p.offsets), gpu(p.pos), gpu(p.k), gpu(p.v), gpu(p.go), p.scale(),
-                    causal);
+                    causal, p.heads);
 }
 
 TEST(CudaParityAttention, PackedMatchesCpu) {
@@ -253,6 +257,56 @@ TEST(CudaParityAttention, BackwardIsBitwiseReproducible) {
     const Tensor v = gpu(rand_t({2, 4, 300, 64}, 3)), go = gpu(rand_t({2, 4, 300, 64}, 4));
     expect_identical(run_dense(q, k, v, go, 0.125, causal), run_dense(q, k, v, go, 0.125, causal));
     const Packed p = packed_inputs(64, 32, DType::Float32, 9);
+    expect_identical(run_packed_gpu(p, causal), run_packed_gpu(p, causal));
+  }
+}
+
+// Grouped-query attention, dense: H query heads on Hkv K/V heads, against the CPU's GQA op (which
+// tests/core/test_attention_gqa.cpp checks against explicitly repeated K/V).
+TEST(CudaParityAttention, GroupedQueryDenseMatchesCpu) {
+  MOH_REQUIRE_GPU();
+  struct GqaCase {
+    int64_t B, H, Hkv, tq, tk, d;
+    bool causal;
+  };
+  uint64_t seed = 500;
+  for (DType dtype : {DType::Float32, DType::Float64, DType::BFloat16})
+    for (const GqaCase& c : {GqaCase{2, 6, 2, 17, 130, 64, true}, GqaCase{1, 4, 1, 130, 130, 64, false},
+                             GqaCase{2, 8, 2, 40, 9, 16, true}, GqaCase{1, 6, 3, 33, 70, 128, false}}) {
+      SCOPED_TRACE(std::string(dtype_name(dtype)) + " H" + std::to_string(c.H) + " Hkv" + std::to_string(c.Hkv) +
+                   " Tq" + std::to_string(c.tq) + " Tk" + std::to_string(c.tk) + (c.causal ? " causal" : ""));
+      seed += 10;
+      Tensor q = input({c.B, c.H, c.tq, c.d}, seed, dtype), k = input({c.B, c.Hkv, c.tk, c.d}, seed + 1, dtype);
+      Tensor v = input({c.B, c.Hkv, c.tk, c.d}, seed + 2, dtype), go = input({c.B, c.H, c.tq, c.d}, seed + 3, dtype);
+      const double scale = 1.0 / std::sqrt(double(c.d));
+      const DType host = host_dtype(dtype);
+      const Result want = run_dense(q.to(host), k.to(host), v.to(host), go.to(host), scale, c.causal);
+      const Result got = run_dense(gpu(q), gpu(k), gpu(v), gpu(go), scale, c.causal);
+      EXPECT_EQ(got.grads.grad_k.shape(), k.shape());
+      expect_match(got, want, dtype);
+    }
+}
+
+TEST(CudaParityAttention, GroupedQueryPackedMatchesCpu) {
+  MOH_REQUIRE_GPU();
+  uint64_t seed = 600;
+  for (DType dtype : {DType::Float32, DType::Float64, DType::Float16})
+    for (bool causal : {false, true})
+      for (const auto& [heads, kv_heads] : {std::pair<int64_t, int64_t>{6, 2}, {4, 1}}) {
+        SCOPED_TRACE(std::string(dtype_name(dtype)) + " H" + std::to_string(heads) + " Hkv" +
+                     std::to_string(kv_heads) + (causal ? " causal" : ""));
+        const Packed p = packed_inputs(64, 32, dtype, seed += 10, heads, kv_heads);
+        expect_match(run_packed_gpu(p, causal), run_packed_cpu(p, dtype, causal), dtype);
+      }
+}
+
+TEST(CudaParityAttention, GroupedQueryBackwardIsBitwiseReproducible) {
+  MOH_REQUIRE_GPU();
+  for (bool causal : {false, true}) {
+    const Tensor q = gpu(rand_t({2, 8, 300, 64}, 1)), k = gpu(rand_t({2, 2, 300, 64}, 2));
+    const Tensor v = gpu(rand_t({2, 2, 300, 64}, 3)), go = gpu(rand_t({2, 8, 300, 64}, 4));
+    expect_identical(run_dense(q, k, v, go, 0.125, causal), run_dense(q, k, v, go, 0.125, causal));
+    const Packed p = packed_inputs(64, 32, DType::Float32, 19, 6, 2);
     expect_identical(run_packed_gpu(p, causal), run_packed_gpu(p, causal));
   }
 }
