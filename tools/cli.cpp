@@ -26,8 +26,6 @@ namespace moh {
 namespace {
 
 using cli::kOk;
-using cli::kRuntimeError;
-using cli::kUsageError;
 using cli::UsageError;
 
 const char* kUsage =

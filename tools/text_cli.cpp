@@ -26,8 +26,6 @@ namespace {
 
 using cli::Args;
 using cli::kOk;
-using cli::kRuntimeError;
-using cli::kUsageError;
 using cli::number;
 using cli::required;
 using cli::UsageError;
