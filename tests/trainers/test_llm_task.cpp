@@ -12,6 +12,7 @@
 #include "data/text/token_shard.h"
 #include "tests/test_util.h"
 #include "tests/trainers/llm_run.h"
+#include "tests/trainers/resume_run.h"
 #include "tests/trainers/synthetic_run.h"
 #include "trainers/trainer.h"
 
@@ -58,24 +59,11 @@ TEST_F(LlmTask, MohRunWithGroupedQueryAttentionResumesBitForBit) {
   const std::vector<std::string> common{"model.attention=moh", "model.shared_heads=[1]", "model.routed_topk=[2]",
                                         "model.kv_heads=2", "schedule.name=constant", "schedule.warmup_steps=0",
                                         "train.steps=8"};
-  auto with = [&](std::vector<std::string> extra) {
-    extra.insert(extra.begin(), common.begin(), common.end());
-    return extra;
-  };
-  Config full_cfg = test::llm_config(path(""), "full", with({}));
-  auto full = task_family("llm").create(full_cfg);
-  Trainer(full_cfg, *full).run();
-  Config first_cfg = test::llm_config(path(""), "half", with({"train.steps=4"}));
-  auto first = task_family("llm").create(first_cfg);
-  const TrainResult half = Trainer(first_cfg, *first).run();
-  Config resume_cfg = test::llm_config(path(""), "resumed", with({"train.resume=" + half.checkpoint}));
-  auto resumed = task_family("llm").create(resume_cfg);
-  const TrainResult done = Trainer(resume_cfg, *resumed).run();
+  const TrainResult done = test::expect_resume_matches_whole_run(
+      "llm", [&](const std::string& name, const std::vector<std::string>& o) { return test::llm_config(path(""), name, o); },
+      common, 4);
   EXPECT_EQ(done.step, 8);
   EXPECT_EQ(done.eval.at("active_heads"), 0.75);
-  StateDict a = full->model().state_dict(), b = resumed->model().state_dict();
-  ASSERT_EQ(a.size(), b.size());
-  for (auto& [name, t] : a) test::expect_same_bytes(b.at(name), t, name);
 }
 
 TEST_F(LlmTask, EvalTokensLimitsTheValidationWindows) {

@@ -14,6 +14,7 @@
 #include "data/fashion_mnist.h"
 #include "tests/data/image_test_util.h"
 #include "tests/test_util.h"
+#include "tests/trainers/resume_run.h"
 #include "trainers/checkpoint.h"
 #include "trainers/trainer.h"
 
@@ -65,25 +66,10 @@ TEST_F(VitTask, MohWithMixingResumesBitForBit) {
                                         "data.label_smoothing=0.1", "data.mixup=0.8", "data.cutmix=1.0",
                                         "data.crop_padding=2", "data.hflip=0.5", "model.drop_path=0.1",
                                         "schedule.name=constant", "schedule.warmup_steps=0", "train.steps=8"};
-  auto with = [&](std::vector<std::string> extra) {
-    extra.insert(extra.begin(), common.begin(), common.end());
-    return extra;
-  };
-  Config full_cfg = config("full", with({}));
-  auto full = task_family("vit").create(full_cfg);
-  Trainer(full_cfg, *full).run();
-
-  Config first_cfg = config("half", with({"train.steps=4"}));
-  auto first = task_family("vit").create(first_cfg);
-  const TrainResult half = Trainer(first_cfg, *first).run();
-  Config resume_cfg = config("resumed", with({"train.resume=" + half.checkpoint}));
-  auto resumed = task_family("vit").create(resume_cfg);
-  const TrainResult done = Trainer(resume_cfg, *resumed).run();
+  const TrainResult done = test::expect_resume_matches_whole_run(
+      "vit", [&](const std::string& name, const std::vector<std::string>& o) { return config(name, o); }, common, 4);
   EXPECT_EQ(done.step, 8);
   EXPECT_EQ(done.eval.at("active_heads"), 0.75);
-  StateDict a = full->model().state_dict(), b = resumed->model().state_dict();
-  ASSERT_EQ(a.size(), b.size());
-  for (auto& [name, t] : a) test::expect_same_bytes(b.at(name), t, name);
 }
 
 TEST_F(VitTask, EvaluationWritesPredictionsThatMatchItsAccuracy) {
