@@ -3,6 +3,7 @@
 #pragma once
 
 #include "autograd/attention_fns.h"
+#include "autograd/conv_fns.h"
 #include "autograd/dropout_fns.h"
 #include "autograd/elementwise_fns.h"
 #include "autograd/gradcheck.h"

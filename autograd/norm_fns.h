@@ -1,6 +1,8 @@
 // Differentiable normalisation over the last dim: layer_norm (weight and bias optional: pass an
 // undefined Variable) and rms_norm (weight optional). Forward and backward are the fused ops of
-// core/ops.h; the per-row mean/rstd statistics are saved, not recomputed.
+// core/ops.h; the per-row mean/rstd statistics are saved, not recomputed. group_norm (channels
+// second, as torch.nn.GroupNorm) is layer_norm without affine over the [N * groups, rest] view of
+// the input, then the per-channel weight and bias.
 #pragma once
 
 #include "autograd/variable.h"
@@ -9,5 +11,9 @@ namespace moh::ag {
 
 Variable layer_norm(const Variable& x, const Variable& weight, const Variable& bias, double eps = 1e-5);
 Variable rms_norm(const Variable& x, const Variable& weight, double eps = 1e-6);
+// x [N, C, ...] normalised over each of `groups` channel groups (with the trailing dims); weight and
+// bias [C] optional. groups must divide C.
+Variable group_norm(const Variable& x, int64_t groups, const Variable& weight, const Variable& bias,
+                    double eps = 1e-5);
 
 }  // namespace moh::ag

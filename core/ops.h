@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/math/conv_geometry.h"
 #include "core/random.h"
 #include "core/tensor.h"
 
@@ -232,6 +233,23 @@ Tensor scatter_linear(const Tensor& src, const Tensor& index, const Tensor& offs
                       int64_t num_rows);
 GroupedLinearBackward scatter_linear_backward(const Tensor& grad_out, const Tensor& src, const Tensor& index,
                                               const Tensor& offsets, const Tensor& w);
+
+// ---------------------------------------------------------------- convolution (NCHW)
+// conv2d: x [N, C, H, W], weight [O, C / groups, KH, KW], bias [O] or undefined -> [N, O, HO, WO]
+// (sizes: core/math/conv_geometry.h), cross-correlation with zero padding as torch's conv2d; groups
+// divides C and O. float32/float64 on both backends (the CUDA backend adds bfloat16/float16).
+Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dParams& params);
+struct Conv2dBackward {
+  Tensor grad_input;   // [N, C, H, W] when asked for
+  Tensor grad_weight;  // [O, C / groups, KH, KW] when asked for
+  Tensor grad_bias;    // [O] when asked for
+};
+struct Conv2dGrads {  // which gradients conv2d_backward computes
+  bool input = true, weight = true, bias = true;
+};
+// Summed over the batch in a fixed order: the same bits for any thread count.
+Conv2dBackward conv2d_backward(const Tensor& grad_out, const Tensor& x, const Tensor& weight,
+                               const Conv2dParams& params, Conv2dGrads wanted = {});
 
 // ---------------------------------------------------------------- threading
 // Sets the one OpenMP pool that ops and OpenBLAS share.

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "core/cuda/attention.h"
+#include "core/cuda/conv.h"
 #include "core/cuda/copy.h"
 #include "core/cuda/cross_entropy.h"
 #include "core/cuda/dropout.h"
