@@ -72,9 +72,9 @@ Tensor avg_pool2d(const Tensor& x, int64_t kernel, int64_t stride) {
 Tensor avg_pool2d_backward(const Tensor& grad_out, const Shape& input_shape, int64_t kernel, int64_t stride) {
   const char* op = "avg_pool2d_backward";
   check_image(op, "grad_out", grad_out);
-  MOH_CHECK(input_shape.size() == 4 && input_shape[0] >= 0 && input_shape[1] >= 0 && input_shape[2] >= 1 &&
-                input_shape[3] >= 1, op,
-            ": expected input_shape [N, C, H, W] with H and W >= 1, got ", input_shape);
+  const bool nchw = input_shape.size() == 4 && input_shape[0] >= 0 && input_shape[1] >= 0 && input_shape[2] >= 1 &&
+                    input_shape[3] >= 1;
+  MOH_CHECK(nchw, op, ": expected input_shape [N, C, H, W] with H and W >= 1, got ", input_shape);
   const Shape pooled = pooled_shape(op, input_shape, kernel, stride);
   MOH_CHECK(grad_out.shape() == pooled, op, ": grad_out ", describe(grad_out), " does not match the ", pooled,
             " output of pooling ", input_shape, " with kernel ", kernel, " and stride ", stride);
