@@ -13,6 +13,7 @@
 #include "autograd/matmul_fns.h"
 #include "autograd/norm_fns.h"
 #include "autograd/reduce_fns.h"
+#include "autograd/resample_fns.h"
 #include "autograd/shape_fns.h"
 #include "autograd/softmax_fns.h"
 #include "autograd/tape.h"

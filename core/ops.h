@@ -234,6 +234,23 @@ Tensor scatter_linear(const Tensor& src, const Tensor& index, const Tensor& offs
 GroupedLinearBackward scatter_linear_backward(const Tensor& grad_out, const Tensor& src, const Tensor& index,
                                               const Tensor& offsets, const Tensor& w);
 
+// ---------------------------------------------------------------- image resampling (NCHW)
+// x [N, C, H, W] of a math float dtype, H and W >= 1 (N, C may be 0). Each output element of the
+// forward and each input element of the backward is computed by one thread in a fixed order, so
+// results do not depend on the thread count (no atomics).
+// upsample_nearest2d: [N, C, H * scale, W * scale], y[n, c, i, j] = x[n, c, i / scale, j / scale]
+// (PyTorch's nn.Upsample(scale_factor=scale, mode="nearest") for an integer scale >= 1).
+Tensor upsample_nearest2d(const Tensor& x, int64_t scale);
+// grad_out [N, C, H * scale, W * scale] -> [N, C, H, W]: the sum of each scale x scale block.
+Tensor upsample_nearest2d_backward(const Tensor& grad_out, int64_t scale);
+// avg_pool2d: no padding, floor mode, as torch.nn.functional.avg_pool2d(x, kernel, stride):
+// [N, C, (H - kernel) / stride + 1, (W - kernel) / stride + 1], each the mean of its kernel x kernel
+// window; kernel, stride >= 1 and kernel <= H, W.
+Tensor avg_pool2d(const Tensor& x, int64_t kernel, int64_t stride);
+// grad_x of input_shape: each input element sums grad_out / kernel^2 over the windows covering it
+// (overlapping windows when stride < kernel; none when stride > kernel leaves it uncovered: 0).
+Tensor avg_pool2d_backward(const Tensor& grad_out, const Shape& input_shape, int64_t kernel, int64_t stride);
+
 // ---------------------------------------------------------------- convolution (NCHW)
 // conv2d: x [N, C, H, W], weight [O, C / groups, KH, KW], bias [O] or undefined -> [N, O, HO, WO]
 // (sizes: core/math/conv_geometry.h), cross-correlation with zero padding as torch's conv2d; groups

@@ -17,4 +17,5 @@
 #include "core/cuda/norm.h"
 #include "core/cuda/random.h"
 #include "core/cuda/reduce.h"
+#include "core/cuda/resample.h"
 #include "core/cuda/softmax.h"

@@ -10,33 +10,22 @@
 #include "core/factory.h"
 #include "core/io/safetensors.h"
 #include "core/ops.h"
+#include "tests/core/golden_fixture.h"
 #include "tests/core/nn_test_util.h"
-#include "tests/test_paths.h"
 
 namespace moh {
 namespace {
 
 using nn_test::expect_close;
 
-std::string fixture(const std::string& family) { return MOH_TEST_PATH(MOH_FIXTURE_DIR) + "/" + family + ".safetensors"; }
-
-struct Fixture {
-  std::map<std::string, Tensor> tensors;
-  Tensor operator[](const std::string& key) const {
-    auto it = tensors.find(key);
-    if (it == tensors.end()) throw Error("golden fixture has no tensor '" + key + "'");
-    return it->second;
-  }
-};
-
-Fixture load(const std::string& family) { return {load_safetensors(fixture(family))}; }
-
-const char* const kPrefixes[] = {"f32", "f64"};
-double tol(const std::string& p) { return p == "f32" ? 1e-5 : 1e-10; }
+using golden::kPrefixes;
+using golden::load;
+using golden::tol;
 
 TEST(GoldenTorch, FixturesLoadWithTheirMetadata) {
   for (const char* family : {"softmax", "layer_norm", "rms_norm", "cross_entropy", "gelu", "matmul"}) {
-    EXPECT_EQ(load_safetensors_metadata(fixture(family)).at("generator"), "tests/reference/make_fixtures.py");
+    EXPECT_EQ(load_safetensors_metadata(golden::fixture_path(family)).at("generator"),
+              "tests/reference/make_fixtures.py");
     int64_t f32 = 0, f64 = 0;
     for (const auto& [name, t] : load(family).tensors) {
       if (name.starts_with("f32.")) f32 += t.dtype() == DType::Float32 ? 1 : 1000;
@@ -47,7 +36,7 @@ TEST(GoldenTorch, FixturesLoadWithTheirMetadata) {
 }
 
 TEST(GoldenTorch, Softmax) {
-  Fixture f = load("softmax");
+  golden::Fixture f = load("softmax");
   for (std::string p : kPrefixes)
     for (int64_t dim : {1, 2}) {
       const std::string d = ".dim" + std::to_string(dim);
@@ -62,7 +51,7 @@ TEST(GoldenTorch, Softmax) {
 }
 
 TEST(GoldenTorch, LayerNorm) {
-  Fixture f = load("layer_norm");
+  golden::Fixture f = load("layer_norm");
   for (std::string p : kPrefixes) {
     Tensor x = f[p + ".x"], w = f[p + ".weight"], b = f[p + ".bias"], g = f[p + ".grad_out"];
     NormForward fw = layer_norm(x, w, b, 1e-5);
@@ -81,7 +70,7 @@ TEST(GoldenTorch, LayerNorm) {
 }
 
 TEST(GoldenTorch, RmsNorm) {
-  Fixture f = load("rms_norm");
+  golden::Fixture f = load("rms_norm");
   for (std::string p : kPrefixes) {
     Tensor x = f[p + ".x"], w = f[p + ".weight"], g = f[p + ".grad_out"];
     NormForward fw = rms_norm(x, w, 1e-6);
@@ -98,7 +87,7 @@ TEST(GoldenTorch, RmsNorm) {
 }
 
 TEST(GoldenTorch, CrossEntropy) {
-  Fixture f = load("cross_entropy");
+  golden::Fixture f = load("cross_entropy");
   Tensor target = f["target"];
   ASSERT_EQ(target.to_vector<int64_t>()[1], -100);
   for (std::string p : kPrefixes)
@@ -114,7 +103,7 @@ TEST(GoldenTorch, CrossEntropy) {
 }
 
 TEST(GoldenTorch, Gelu) {
-  Fixture f = load("gelu");
+  golden::Fixture f = load("gelu");
   for (std::string p : kPrefixes)
     for (auto [approx, name] : {std::pair{GeluApprox::None, "none"}, {GeluApprox::Tanh, "tanh"}}) {
       Tensor x = f[p + ".x"];
@@ -125,7 +114,7 @@ TEST(GoldenTorch, Gelu) {
 }
 
 TEST(GoldenTorch, Matmul) {
-  Fixture f = load("matmul");
+  golden::Fixture f = load("matmul");
   for (std::string p : kPrefixes) {
     // mm1: [3, 4, 5] @ (transposed) [5, 6], the 2-D operand broadcast over the batch.
     Tensor a = f[p + ".mm1.a"], b = f[p + ".mm1.bt"].t(), g = f[p + ".mm1.grad_out"];
