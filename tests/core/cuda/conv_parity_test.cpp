@@ -8,7 +8,6 @@
 
 #include <string>
 
-#include "core/backend_flags.h"
 #include "core/factory.h"
 #include "core/ops.h"
 #include "tests/core/cuda/parity.h"
@@ -17,6 +16,8 @@ namespace moh {
 namespace {
 
 using test::cpu;
+using test::expect_scaled;
+using test::FlagsGuard;
 using test::gpu;
 using test::rand_t;
 
@@ -35,29 +36,6 @@ const ParityCase kCases[] = {
     {"pointwise", {8, 32, 8, 8}, {64, 32, 1, 1}, {}},
     {"autoencoder 64 -> 64 at 32x32", {4, 64, 32, 32}, {64, 64, 3, 3}, {1, 1, 1, 1, 1, 1, 1}},
 };
-
-struct FlagsGuard {  // restores the process-wide numerics switches when a test ends
-  bool tf32 = allow_tf32(), deterministic = deterministic_algorithms();
-  ~FlagsGuard() {
-    set_allow_tf32(tf32);
-    set_deterministic_algorithms(deterministic);
-  }
-};
-
-// |got - want| <= rtol * scale + atol elementwise (got from the GPU; want and scale on the CPU).
-void expect_scaled(const Tensor& got, const Tensor& want, const Tensor& scale, double rtol, double atol,
-                   const std::string& what) {
-  ASSERT_TRUE(got.defined()) << what;
-  ASSERT_EQ(got.shape(), want.shape()) << what;
-  const std::vector<double> g = cpu(got).to(DType::Float64).to_vector<double>(), w = want.to_vector<double>(),
-                            s = scale.to_vector<double>();
-  for (size_t i = 0; i < g.size(); ++i)
-    if (!(std::abs(g[i] - w[i]) <= rtol * s[i] + atol)) {
-      ADD_FAILURE() << what << ": element " << i << " is " << g[i] << " on cuda, " << w[i] << " on cpu (scale " << s[i]
-                    << ")";
-      return;
-    }
-}
 
 struct Results {
   Tensor out;

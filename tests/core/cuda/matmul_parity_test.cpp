@@ -20,6 +20,8 @@ namespace {
 
 using test::cpu;
 using test::expect_close;
+using test::expect_scaled;
+using test::FlagsGuard;
 using test::gpu;
 using test::rand_t;
 using test::strided_like;
@@ -27,33 +29,6 @@ using test::strided_like;
 // A view built the same way from a CPU tensor and from its GPU copy.
 using View = std::function<Tensor(const Tensor&)>;
 const View kWhole = [](const Tensor& t) { return t; };
-
-// Restores the process-wide numerics switches when a test ends.
-struct FlagsGuard {
-  bool tf32 = allow_tf32(), deterministic = deterministic_algorithms();
-  DType autocast = gemm_autocast();
-  ~FlagsGuard() {
-    set_allow_tf32(tf32);
-    set_deterministic_algorithms(deterministic);
-    set_gemm_autocast(autocast);
-  }
-};
-
-// |got - want| <= rtol * scale + atol elementwise (got from the GPU, want and scale from the CPU).
-void expect_scaled(const Tensor& got, const Tensor& want, const Tensor& scale, double rtol, double atol,
-                   const std::string& what) {
-  ASSERT_EQ(got.shape(), want.shape()) << what;
-  const std::vector<double> g = cpu(got).to(DType::Float64).to_vector<double>(), w = want.to_vector<double>(),
-                            s = scale.to_vector<double>();
-  for (size_t i = 0; i < g.size(); ++i) {
-    const double bound = rtol * s[i] + atol;
-    if (!(std::abs(g[i] - w[i]) <= bound)) {
-      ADD_FAILURE() << what << ": element " << i << " of " << g.size() << " is " << g[i] << " on cuda, " << w[i]
-                    << " on cpu (bound " << bound << ")";
-      return;
-    }
-  }
-}
 
 double gemm_rtol(DType dt) { return dt == DType::Float64 ? 1e-12 : 1e-5; }
 

@@ -8,7 +8,9 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
+#include "core/backend_flags.h"
 #include "core/device.h"
 #include "core/tensor.h"
 #include "tests/test_util.h"
@@ -54,6 +56,36 @@ inline void expect_close(const Tensor& got, const Tensor& want, double rtol, dou
 // float32 parity bound of the issue: 1e-5 relative (plus a small absolute floor for values near 0).
 inline void expect_parity_f32(const Tensor& got, const Tensor& want, const std::string& what) {
   expect_close(got, want, 1e-5, 1e-6, what);
+}
+
+// Restores the process-wide numerics switches (TF32, deterministic algorithms, GEMM autocast) when a
+// test that changes them ends.
+struct FlagsGuard {
+  bool tf32 = allow_tf32(), deterministic = deterministic_algorithms();
+  DType autocast = gemm_autocast();
+  ~FlagsGuard() {
+    set_allow_tf32(tf32);
+    set_deterministic_algorithms(deterministic);
+    set_gemm_autocast(autocast);
+  }
+};
+
+// |got - want| <= rtol * scale + atol elementwise (got from the GPU, want and scale from the CPU): the
+// bound for sums whose rounding grows with the magnitude of their terms (scale = the op on |inputs|).
+inline void expect_scaled(const Tensor& got, const Tensor& want, const Tensor& scale, double rtol, double atol,
+                          const std::string& what) {
+  ASSERT_TRUE(got.defined() && want.defined()) << what;
+  ASSERT_EQ(got.shape(), want.shape()) << what;
+  const std::vector<double> g = cpu(got).to(DType::Float64).to_vector<double>(), w = want.to_vector<double>(),
+                            s = scale.to_vector<double>();
+  for (size_t i = 0; i < g.size(); ++i) {
+    const double bound = rtol * s[i] + atol;
+    if (!(std::abs(g[i] - w[i]) <= bound)) {
+      ADD_FAILURE() << what << ": element " << i << " of " << g.size() << " is " << g[i] << " on cuda, " << w[i]
+                    << " on cpu (bound " << bound << ")";
+      return;
+    }
+  }
 }
 
 // Exact equality (integer, bool and index results; copies).
