@@ -78,6 +78,12 @@ Variable neg(const Variable& x) {
   return unary("neg", moh::neg(x.data()), x, [](const Tensor& g) { return moh::neg(g); });
 }
 
+Variable abs(const Variable& x) {
+  return unary("abs", moh::abs(x.data()), x, [x = x.data()](const Tensor& g) {
+    return moh::masked_fill(moh::where(moh::gt(x, 0.0), g, moh::neg(g)), moh::eq(x, 0.0), 0.0);
+  });
+}
+
 Variable exp(const Variable& x) {
   Tensor out = moh::exp(x.data());
   return unary("exp", out, x, [out](const Tensor& g) { return moh::mul(g, out); });

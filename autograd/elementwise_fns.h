@@ -22,6 +22,8 @@ Variable div(const Variable& a, double b);
 Variable pow(const Variable& x, double exponent);
 
 Variable neg(const Variable& x);
+// The gradient is sign(x) (0 at x = 0, as PyTorch).
+Variable abs(const Variable& x);
 Variable exp(const Variable& x);
 Variable log(const Variable& x);
 Variable sqrt(const Variable& x);

@@ -1,4 +1,4 @@
-// LayerNorm / RMSNorm modules: option checks, parameter registration, input checks naming the layer.
+// LayerNorm / RMSNorm / GroupNorm modules: option checks, parameter registration, input checks naming the layer.
 #include "layers/norm.h"
 
 #include "autograd/norm_fns.h"
@@ -36,6 +36,30 @@ std::string RMSNorm::extra_repr() const { return str_cat(options_.dim, ", eps=",
 ag::Variable RMSNorm::forward(const ag::Variable& x) const {
   check_features(*this, x, options_.dim, options_.dtype);
   return ag::rms_norm(x, weight_, options_.eps);
+}
+
+GroupNorm::GroupNorm(const GroupNormOptions& options) : options_(options) {
+  MOH_CHECK(options.groups > 0 && options.channels > 0 && options.channels % options.groups == 0 && options.eps >= 0,
+            "GroupNorm: groups must be positive and divide channels, and eps >= 0, got groups=", options.groups,
+            ", channels=", options.channels, ", eps=", options.eps);
+  if (options.affine) {
+    weight_ = register_parameter("weight", ones({options.channels}, options.dtype));
+    bias_ = register_parameter("bias", zeros({options.channels}, options.dtype));
+  }
+}
+
+std::string GroupNorm::extra_repr() const {
+  return str_cat(options_.groups, ", ", options_.channels, ", eps=", options_.eps,
+                 options_.affine ? "" : ", no affine");
+}
+
+ag::Variable GroupNorm::forward(const ag::Variable& x) const {
+  MOH_CHECK(x.defined(), layer_label(*this), ": the input is undefined");
+  MOH_CHECK(x.dim() >= 2 && x.size(1) == options_.channels, layer_label(*this), ": expected an input [N, ",
+            options_.channels, ", ...], got ", x.describe());
+  MOH_CHECK(x.dtype() == options_.dtype, layer_label(*this), ": input ", x.describe(),
+            " does not match the layer's ", dtype_name(options_.dtype), " parameters");
+  return ag::group_norm(x, options_.groups, weight_, bias_, options_.eps);
 }
 
 }  // namespace moh

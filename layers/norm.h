@@ -1,5 +1,6 @@
-// LayerNorm and RMSNorm over the last dim (PyTorch/HF-LLaMA parameter names `weight`, `bias`),
-// thin modules over the fused ag::layer_norm / ag::rms_norm; weights start at one, biases at zero.
+// LayerNorm and RMSNorm over the last dim (PyTorch/HF-LLaMA parameter names `weight`, `bias`) and
+// GroupNorm over channel groups of [N, C, ...] inputs (torch.nn.GroupNorm), thin modules over the
+// fused ag::layer_norm / ag::rms_norm / ag::group_norm; weights start at one, biases at zero.
 #pragma once
 
 #include <cstdint>
@@ -52,6 +53,29 @@ class RMSNorm : public Module {
  private:
   RMSNormOptions options_;
   ag::Variable weight_;
+};
+
+struct GroupNormOptions {
+  int64_t groups = 32;
+  int64_t channels = 0;  // groups must divide it
+  double eps = 1e-5;
+  bool affine = true;  // per-channel weight and bias
+  DType dtype = DType::Float32;
+};
+
+class GroupNorm : public Module {
+ public:
+  explicit GroupNorm(const GroupNormOptions& options);
+  std::string type_name() const override { return "GroupNorm"; }
+  std::string extra_repr() const override;
+  // x [N, channels, ...] -> the same shape.
+  ag::Variable forward(const ag::Variable& x) const;
+
+  const GroupNormOptions& options() const { return options_; }
+
+ private:
+  GroupNormOptions options_;
+  ag::Variable weight_, bias_;  // undefined without affine
 };
 
 }  // namespace moh

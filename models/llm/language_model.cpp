@@ -8,6 +8,7 @@
 #include "core/factory.h"
 #include "core/ops.h"
 #include "layers/init.h"
+#include "layers/module_list.h"
 #include "layers/mlp.h"
 #include "layers/norm.h"
 
@@ -61,15 +62,6 @@ AttentionOptions attention_options(const LlmOptions& o) {
   a.dtype = o.dtype;
   return a;
 }
-
-// The `blocks` container (PyTorch's nn.ModuleList): children named 0, 1, ...
-class BlockList : public Module {
- public:
-  std::string type_name() const override { return "ModuleList"; }
-  std::shared_ptr<LlmBlock> add(std::shared_ptr<LlmBlock> block) {
-    return register_module(std::to_string(named_children().size()), std::move(block));
-  }
-};
 
 // The residual-stream projections GPT-2 initialises at std / sqrt(2 * depth).
 bool is_residual_projection(const std::string& block_param) {
@@ -126,7 +118,7 @@ LanguageModel::LanguageModel(const LlmOptions& options, Generator& gen) : option
   if (!is_llama(o))
     pos_embed = register_module("pos_embed", std::make_shared<Embedding>(
                                                  EmbeddingOptions{o.max_seq_len, o.dim, kInitStd, o.dtype}, gen));
-  auto list = register_module("blocks", std::make_shared<BlockList>());
+  auto list = register_module("blocks", std::make_shared<ModuleList>());
   for (int64_t i = 0; i < o.depth; ++i) blocks.push_back(list->add(std::make_shared<LlmBlock>(o, i, gen)));
   norm = register_module("norm", make_norm(o));
   if (!o.tie_embeddings)

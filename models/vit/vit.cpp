@@ -5,6 +5,7 @@
 #include "autograd/autograd.h"
 #include "core/factory.h"
 #include "layers/init.h"
+#include "layers/module_list.h"
 #include "layers/position.h"
 
 namespace moh {
@@ -39,15 +40,6 @@ void check_options(const VitOptions& o) {
             "VisionTransformer: the sin-cos position embedding needs dim divisible by 4, got ", o.dim);
   o.attention.validate(o.depth, o.heads);  // before any allocation
 }
-
-// The `blocks` container (timm's nn.Sequential): children named 0, 1, ...
-class BlockList : public Module {
- public:
-  std::string type_name() const override { return "Sequential"; }
-  std::shared_ptr<Block> add(std::shared_ptr<Block> block) {
-    return register_module(std::to_string(named_children().size()), std::move(block));
-  }
-};
 
 }  // namespace
 
@@ -115,7 +107,7 @@ VisionTransformer::VisionTransformer(const VitOptions& options, Generator& gen,
     pos_embed_ = ag::Variable(register_buffer("pos_embed", table));
   }
 
-  auto list = register_module("blocks", std::make_shared<BlockList>());
+  auto list = register_module("blocks", std::make_shared<ModuleList>("Sequential"));
   for (int64_t i = 0; i < o.depth; ++i) {
     const double rate = o.depth > 1 ? o.drop_path * double(i) / double(o.depth - 1) : 0.0;
     blocks.push_back(list->add(std::make_shared<Block>(o, i, rate, gen, dropout_gen)));

@@ -68,6 +68,16 @@ TEST(GradcheckElementwise, Neg) {
   EXPECT_GRADCHECK([](const Inputs& in) { return neg(in[0]); }, {transposed_leaf({2, 3}, 27)});
 }
 
+TEST(GradcheckElementwise, Abs) {
+  // Values stay away from 0, where abs has no derivative.
+  EXPECT_GRADCHECK([](const Inputs& in) { return abs(in[0]); }, {transposed_leaf({2, 3}, 29, 0.2, 1.0)});
+  EXPECT_GRADCHECK([](const Inputs& in) { return abs(in[0]); }, {transposed_leaf({2, 3}, 30, -1.0, -0.2)});
+  // At 0 the gradient is 0 (PyTorch's sign(0)); either side it is the sign.
+  Variable x(from_vector<double>({-2, 0, 3}, {3}), true);
+  backward(sum(abs(x)));
+  EXPECT_EQ(agt::values(x.grad()), (std::vector<double>{-1, 0, 1}));
+}
+
 TEST(GradcheckElementwise, Exp) {
   EXPECT_GRADCHECK([](const Inputs& in) { return exp(in[0]); }, {transposed_leaf({2, 3}, 28)});
 }
