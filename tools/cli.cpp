@@ -119,10 +119,12 @@ int eval(const Invocation& inv) {
   const cli::StoredRun run = cli::open_stored_run(inv.target, inv.overrides, "moh eval");
   std::unique_ptr<Task> task = task_family(run.task).create(run.config);
   task->model().load_state_dict(run.data.model);
+  const std::string out_dir = std::filesystem::path(run.checkpoint).parent_path().string();
+  task->set_output_dir(out_dir);
   nlohmann::json result{{"checkpoint", run.checkpoint}, {"step", run.data.step}, {"task", run.task}};
   for (auto& [name, value] : task->evaluate()) result[name] = value;  // under mpirun: each rank a shard
   if (dist::launch_env().rank != 0) return kOk;  // rank 0 alone writes
-  const std::string out_path = (std::filesystem::path(run.checkpoint).parent_path() / "eval.json").string();
+  const std::string out_path = (std::filesystem::path(out_dir) / "eval.json").string();
   write_file_atomically(out_path, result.dump(2) + "\n");
   std::cout << result.dump() << std::endl;
   return kOk;

@@ -48,6 +48,10 @@ class Task {
   // trainer also logs the achieved model FLOP rate, "model_tflops" (per second, all ranks).
   virtual std::map<std::string, double> train_log_fields() const { return {}; }
 
+  // The folder for what an evaluation writes besides its metrics (image grids, samples): the run folder
+  // during training, the checkpoint's folder for `moh eval`. Unset (empty) means: write nothing.
+  virtual void set_output_dir(const std::string& /*dir*/) {}
+
   // Recoverable problems of the task's data pipeline, from any thread (it outlives the task's own
   // members, so the pipeline's threads may report until they are joined).
   virtual WarningChannel& warnings() { return warnings_; }

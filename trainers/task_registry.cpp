@@ -1,6 +1,7 @@
 // The task families compiled into moh, in the order `moh --help` lists them.
 #include <sstream>
 
+#include "trainers/autoencoder_task.h"
 #include "trainers/llm_task.h"
 #include "trainers/synthetic_task.h"
 #include "trainers/task.h"
@@ -9,7 +10,8 @@
 namespace moh {
 
 const std::vector<TaskFamily>& task_families() {
-  static const std::vector<TaskFamily> families{vit_task_family(), llm_task_family(), synthetic_task_family()};
+  static const std::vector<TaskFamily> families{vit_task_family(), llm_task_family(), autoencoder_task_family(),
+                                                     synthetic_task_family()};
   return families;
 }
 

@@ -145,6 +145,7 @@ struct Trainer::Impl {
     if (cfg.has("ema.decay")) ema = std::make_unique<Ema>(task.model(), cfg.get_float("ema.decay"));
     if (dp->is_main()) folder = std::make_unique<RunFolder>(cfg);  // before anything is written there
     log = std::make_unique<RunLog>(run_dir, dp->is_main());
+    task.set_output_dir(run_dir);
     // Rank 0's data warnings go to train.log (and the console); other ranks keep printing theirs to stderr.
     if (dp->is_main()) task.warnings().connect([log = log.get()](const std::string& message) { log->warn(message); });
     checkpoints = std::make_unique<CheckpointManager>(

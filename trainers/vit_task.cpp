@@ -11,14 +11,11 @@
 #include "core/dist/world.h"
 #include "core/io/hdf5_file.h"
 #include "core/ops.h"
-#include "data/fashion_mnist.h"
-#include "data/image_decode.h"  // kDefaultDecodeBudgetBytes
-#include "data/folder_image_source.h"
-#include "data/memory_image_source.h"
 #include "data/mixup.h"
 #include "models/vit/vit.h"
 #include "trainers/attention_config.h"
 #include "trainers/eval_shard.h"
+#include "trainers/image_data_config.h"
 #include "trainers/precision.h"
 
 namespace moh {
@@ -45,72 +42,15 @@ config::Schema vit_schema() {
             .def("learned"));
   add_attention_keys(s);
 
-  s.add(Key::Enum("data.name", {"fashion_mnist", "image_folder"},
-                  "dataset: Fashion-MNIST IDX files, or an ImageNet-style folder root/{train,val}/<class>/*")
-            .def("fashion_mnist"));
-  s.add(Key::String("data.root", "dataset folder (\"\" = the default Fashion-MNIST location)").def(""));
-  s.add(Key::Int("data.image_size", "image_folder: side of the square training/eval crops").def(224).min(8));
-  s.add(Key::String("data.eval_split", "image_folder: the sub-folder evaluated (classes must match train/)")
-            .def("val")
-            .match("[A-Za-z0-9_.-]+", "a folder name"));
-  s.add(Key::FloatList("data.crop_scale", "image_folder: RandomResizedCrop area range [min, max]")
-            .def(std::vector<double>{0.08, 1.0})
-            .range(0, 1));
-  s.add(Key::Float("data.eval_crop", "image_folder: eval centre crop / resized shorter side (DeiT: 0.875)")
-            .def(0.875)
-            .range(0.1, 1));
-  s.add(Key::Int("data.workers", "image_folder: decoding and augmentation threads").def(4).min(1));
-  s.add(Key::Int("data.prefetch", "image_folder: batches prepared ahead of training").def(4).min(1));
-  s.add(Key::Int("data.decode_budget_mb",
-                 "image_folder: memory one image's decoding may spend (per worker); a larger image is skipped "
-                 "with a warning")
-            .def(kDefaultDecodeBudgetBytes >> 20)
-            .range(1, 1 << 30));
-  s.add(Key::Int("data.crop_padding", "fashion_mnist: random translation of up to N pixels (0 = off)").def(2).min(0));
-  s.add(Key::Float("data.hflip", "probability of a horizontal flip of a training image").def(0.5).range(0, 1));
+  add_image_data_keys(s, ImageDataDefaults{});
   s.add(Key::Float("data.label_smoothing", "label smoothing of the training loss").def(0.0).range(0, 1));
   s.add(Key::Float("data.mixup", "Mixup Beta(a, a) parameter (0 = off)").def(0.0).min(0));
   s.add(Key::Float("data.cutmix", "CutMix Beta(a, a) parameter (0 = off)").def(0.0).min(0));
   s.add(Key::Float("data.mix_prob", "probability that a batch is mixed when mixup or cutmix is on").def(1.0).range(0, 1));
   s.add(Key::Float("data.mix_switch_prob", "with both on: probability of CutMix rather than Mixup").def(0.5).range(0, 1));
-  s.add(Key::Int("data.train_limit", "fashion_mnist: train on the first N training samples only (0 = all)").def(0).min(0));
-  s.add(Key::Int("data.eval_limit", "evaluate on the first N held-out samples (0 = all)").def(0).min(0));
   s.add(Key::String("eval.predictions", "moh eval: also write per-sample logits and labels to this HDF5 file")
             .optional());
   return s;
-}
-
-std::unique_ptr<ImageSource> make_source(const Config& cfg, const WarningChannel& warnings) {
-  const std::string& name = cfg.get_string("data.name");
-  const uint64_t seed = uint64_t(cfg.get_int("run.seed")) ^ kDataKey;
-  if (name == "fashion_mnist") {
-    const std::string root = cfg.get_string("data.root").empty() ? default_fashion_mnist_root()
-                                                                  : cfg.get_string("data.root");
-    InMemoryAugment augment;
-    augment.pad = cfg.get_int("data.crop_padding");
-    augment.hflip = cfg.get_float("data.hflip");
-    return std::make_unique<InMemoryImageSource>(load_fashion_mnist(root, "train"), load_fashion_mnist(root, "test"),
-                                                 augment, seed, cfg.get_int("data.train_limit"),
-                                                 cfg.get_int("data.eval_limit"));
-  }
-  if (cfg.get_string("data.root").empty())
-    throw ConfigError(str_cat(cfg.origin("data.root"), ": data.name image_folder needs data.root (a folder holding "
-                              "train/<class>/* and ", cfg.get_string("data.eval_split"), "/<class>/*)"));
-  const auto& scale = cfg.get_float_list("data.crop_scale");
-  if (scale.size() != 2 || scale[0] > scale[1])
-    throw ConfigError(str_cat(cfg.origin("data.crop_scale"), ": data.crop_scale must be [min, max] with min <= max"));
-  ImageFolderOptions o;
-  o.root = cfg.get_string("data.root");
-  o.image_size = cfg.get_int("data.image_size");
-  o.eval_resize = int64_t(double(o.image_size) / cfg.get_float("data.eval_crop"));
-  o.scale = {scale[0], scale[1]};
-  o.hflip = cfg.get_float("data.hflip");
-  o.threads = cfg.get_int("data.workers");
-  o.prefetch = cfg.get_int("data.prefetch");
-  o.decode_budget_mb = cfg.get_int("data.decode_budget_mb");
-  o.seed = seed;
-  o.warn = [&warnings](const std::string& message) { warnings.warn(message); };
-  return std::make_unique<FolderImageSource>(o, cfg.get_string("data.eval_split"), cfg.get_int("data.eval_limit"));
 }
 
 VitOptions model_options(const Config& cfg, const ImageSource& data) {
@@ -141,7 +81,7 @@ class VitTask final : public Task {
  public:
   explicit VitTask(const Config& cfg)
       : seed_(uint64_t(cfg.get_int("run.seed"))),
-        data_(make_source(cfg, warnings_)),
+        data_(make_image_source(cfg, PixelRange::Standardized, seed_ ^ kDataKey, warnings_)),
         dropout_gen_(std::make_shared<Generator>(seed_ ^ kDropKey)),
         mix_gen_(seed_ ^ kMixKey),
         label_smoothing_(cfg.get_float("data.label_smoothing")),

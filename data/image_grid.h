@@ -1,0 +1,16 @@
+// image_grid: tiles a batch of float images into one 8-bit picture (sample sheets, reconstruction
+// grids), row-major, `columns` per row, with a `gap`-pixel border of black between and around tiles.
+// Pixel values map linearly from [low, high] to 0..255 and are clipped.
+#pragma once
+
+#include <cstdint>
+
+#include "core/tensor.h"
+#include "data/image_decode.h"
+
+namespace moh {
+
+// images [N, C, H, W] (C = 1 or 3, any float dtype and device); N >= 1, columns >= 1, gap >= 0.
+Image image_grid(const Tensor& images, int64_t columns, double low, double high, int64_t gap = 2);
+
+}  // namespace moh
