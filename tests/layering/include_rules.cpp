@@ -103,7 +103,8 @@ const std::vector<std::string>& source_folders() {
 
 std::vector<IncludeLine> scan_includes(const fs::path& root, const std::string& folder) {
   const fs::path dir = root / folder;
-  MOH_CHECK(fs::is_directory(dir), "include layering: ", dir.string(), " is not a folder (is MOH_SOURCE_DIR the source tree?)");
+  MOH_CHECK(fs::is_directory(dir), "include layering: ", dir.string(),
+            " is not a folder (is MOH_SOURCE_DIR the source tree?)");
   std::vector<fs::path> files;
   for (const auto& entry : fs::recursive_directory_iterator(dir))
     if (entry.is_regular_file() && is_source_file(entry.path())) files.push_back(entry.path());

@@ -59,7 +59,8 @@ TEST(IncludeRules, AllowsOwnFolderAndLowerLayers) {
 TEST(IncludeRules, NamesFileLineAndIncludeThatPointsUp) {
   const auto violations = layering_violations({{"core/tensor.cpp", 7, "autograd/variable.h"}});
   ASSERT_EQ(violations.size(), 1u);
-  EXPECT_NE(violations[0].find("core/tensor.cpp:7: includes \"autograd/variable.h\""), std::string::npos) << violations[0];
+  EXPECT_NE(violations[0].find("core/tensor.cpp:7: includes \"autograd/variable.h\""), std::string::npos)
+      << violations[0];
   EXPECT_NE(violations[0].find("points up the layers"), std::string::npos) << violations[0];
 }
 
@@ -83,7 +84,8 @@ TEST(IncludeRules, KeepsTheBackendsApart) {
   };
   const auto violations = layering_violations(bad);
   ASSERT_EQ(violations.size(), bad.size()) << joined(violations);
-  EXPECT_NE(violations[1].find("core/cuda/norm.cu:2: includes \"core/cpu/norm.h\""), std::string::npos) << violations[1];
+  EXPECT_NE(violations[1].find("core/cuda/norm.cu:2: includes \"core/cpu/norm.h\""), std::string::npos)
+      << violations[1];
 }
 
 TEST(IncludeRules, FlagsIncludesNotRootedAtASourceFolder) {
