@@ -163,6 +163,12 @@ const std::vector<OpEntry>& op_table() {
   return table;
 }
 
+std::string describe_case(const OpEntry& op, const OpCase& c) {
+  std::string s = op.name + " (" + c.name + "):";
+  for (const Shape& shape : c.inputs) s += " " + shape_str(shape);
+  return s;
+}
+
 std::vector<Tensor> op_inputs(const OpCase& c, DType dtype, uint64_t seed) {
   std::vector<Tensor> out;
   for (const Shape& shape : c.inputs) {

@@ -72,6 +72,9 @@ struct OpResult {
 OpResult run_op(const OpEntry& entry, const OpCase& c, const std::vector<Tensor>& inputs,
                 const std::function<Tensor(const Tensor& out)>& upstream);
 
+// "conv2d (3x3 same): [2, 3, 7, 6] [4, 3, 3, 3] [4]", for failure messages.
+std::string describe_case(const OpEntry& op, const OpCase& c);
+
 // The case's inputs: uniform in [-1, 1) in float64 from seeds seed, seed + 1, ..., then cast to dtype.
 std::vector<Tensor> op_inputs(const OpCase& c, DType dtype, uint64_t seed);
 

@@ -25,12 +25,6 @@ std::vector<Tensor> contiguous_copies(const std::vector<Tensor>& views) {
   return out;
 }
 
-std::string describe_case(const OpEntry& op, const OpCase& c) {
-  std::string s = op.name + " (" + c.name + "):";
-  for (const Shape& shape : c.inputs) s += " " + shape_str(shape);
-  return s;
-}
-
 // Every tensor of `got` holds the bits of the same tensor of `want`.
 void expect_same_results(const OpResult& got, const OpResult& want, const std::string& what) {
   expect_same_bytes(got.out.contiguous(), want.out, what + " out");

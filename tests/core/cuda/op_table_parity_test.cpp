@@ -71,7 +71,7 @@ std::vector<Tensor> on_gpu(const std::vector<Tensor>& inputs) {
 }
 
 std::string describe_case(const OpEntry& op, const OpCase& c, DType dtype) {
-  return str_cat(op.name, " (", c.name, ") ", dtype_name(dtype));
+  return str_cat(describe_case(op, c), " ", dtype_name(dtype));
 }
 
 class CudaParity : public ::testing::TestWithParam<OpEntry> {};
