@@ -1,8 +1,9 @@
-// conv2d and conv2d_backward against a direct seven-loop reference, over a table of geometries
-// that reaches every path of the CPU kernel (strides, padding wider than the kernel's reach,
-// dilation, groups, the pointwise shortcut, chunks of several samples with a partial last chunk);
-// strided inputs; bitwise batch sums for 1 and 2 threads; the gradients asked for and no others;
-// every argument error.
+// conv2d and conv2d_backward in float64 against a direct seven-loop reference, over a table of
+// geometries that reaches every path of the CPU kernel (strides, padding wider than the kernel's
+// reach, dilation, groups, the pointwise shortcut, chunks of several samples with a partial last
+// chunk); the gradients asked for and no others; every argument error. Strided operands, float32,
+// gradcheck, thread-count independence and CUDA parity: the op table's conv2d entry
+// (tests/core/op_table.cpp).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -91,62 +92,27 @@ Operands operands(const ConvCase& k, DType dtype, uint64_t seed) {
 }
 
 TEST(Conv2d, MatchesTheDefinitionForwardAndBackward) {
-  for (DType dtype : {DType::Float64, DType::Float32}) {
-    const double rtol = dtype == DType::Float64 ? 1e-12 : 2e-5;
-    uint64_t seed = 10;
-    for (const ConvCase& k : kCases) {
-      const std::string what = str_cat(k.name, " ", dtype_name(dtype));
-      const Operands in = operands(k, dtype, seed += 4);
-      const Tensor out = conv2d(in.x, in.w, in.b, k.p);
-      const Tensor grad_out = randn(out.shape(), dtype, seed + 3);
-      const Reference r = reference(k, in.x.to_vector<double>(), in.w.to_vector<double>(),
-                                    in.b.to_vector<double>(), grad_out.to_vector<double>());
-      expect_close(out, r.out, rtol, what + " out");
-      const Conv2dBackward g = conv2d_backward(grad_out, in.x, in.w, k.p);
-      ASSERT_EQ(g.grad_input.shape(), in.x.shape()) << what;
-      ASSERT_EQ(g.grad_weight.shape(), in.w.shape()) << what;
-      expect_close(g.grad_input, r.grad_input, rtol, what + " grad_input");
-      expect_close(g.grad_weight, r.grad_weight, rtol, what + " grad_weight");
-      expect_close(g.grad_bias, r.grad_bias, rtol, what + " grad_bias");
-      const std::vector<double> no_bias(size_t(k.o), 0.0);
-      expect_close(conv2d(in.x, in.w, Tensor(), k.p),
-                   reference(k, in.x.to_vector<double>(), in.w.to_vector<double>(), no_bias,
-                             grad_out.to_vector<double>()).out,
-                   rtol, what + " without bias");
-    }
-  }
-}
-
-TEST(Conv2d, StridedOperandsEqualTheirContiguousCopies) {
-  const ConvCase& k = kCases[2];
-  const Operands in = operands(k, DType::Float64, 77);
-  // x and w as permuted views of differently laid out storage.
-  const Tensor x_view = in.x.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
-  const Tensor w_view = in.w.permute({1, 0, 2, 3}).contiguous().permute({1, 0, 2, 3});
-  ASSERT_FALSE(x_view.is_contiguous());
-  ASSERT_FALSE(w_view.is_contiguous());
-  const Tensor expected = conv2d(in.x, in.w, in.b, k.p);
-  EXPECT_EQ(conv2d(x_view, w_view, in.b, k.p).to_vector<double>(), expected.to_vector<double>());
-  const Tensor g = randn(expected.shape(), DType::Float64, 78);
-  const Tensor g_view = g.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
-  const Conv2dBackward a = conv2d_backward(g, in.x, in.w, k.p), b = conv2d_backward(g_view, x_view, w_view, k.p);
-  EXPECT_EQ(a.grad_input.to_vector<double>(), b.grad_input.to_vector<double>());
-  EXPECT_EQ(a.grad_weight.to_vector<double>(), b.grad_weight.to_vector<double>());
-}
-
-TEST(Conv2d, BatchSumsHaveTheSameBitsForOneAndTwoThreads) {
-  const int threads = num_threads();
-  for (const ConvCase& k : {kCases[11], kCases[12]}) {
-    const Operands in = operands(k, DType::Float32, 90);
-    const Tensor g = randn(conv2d(in.x, in.w, in.b, k.p).shape(), DType::Float32, 91);
-    set_num_threads(1);
-    const Conv2dBackward one = conv2d_backward(g, in.x, in.w, k.p);
-    set_num_threads(2);
-    const Conv2dBackward two = conv2d_backward(g, in.x, in.w, k.p);
-    set_num_threads(threads);
-    EXPECT_EQ(one.grad_weight.to_vector<float>(), two.grad_weight.to_vector<float>()) << k.name;
-    EXPECT_EQ(one.grad_bias.to_vector<float>(), two.grad_bias.to_vector<float>()) << k.name;
-    EXPECT_EQ(one.grad_input.to_vector<float>(), two.grad_input.to_vector<float>()) << k.name;
+  const double rtol = 1e-12;
+  uint64_t seed = 10;
+  for (const ConvCase& k : kCases) {
+    const std::string what = k.name;
+    const Operands in = operands(k, DType::Float64, seed += 4);
+    const Tensor out = conv2d(in.x, in.w, in.b, k.p);
+    const Tensor grad_out = randn(out.shape(), DType::Float64, seed + 3);
+    const Reference r = reference(k, in.x.to_vector<double>(), in.w.to_vector<double>(), in.b.to_vector<double>(),
+                                  grad_out.to_vector<double>());
+    expect_close(out, r.out, rtol, what + " out");
+    const Conv2dBackward g = conv2d_backward(grad_out, in.x, in.w, k.p);
+    ASSERT_EQ(g.grad_input.shape(), in.x.shape()) << what;
+    ASSERT_EQ(g.grad_weight.shape(), in.w.shape()) << what;
+    expect_close(g.grad_input, r.grad_input, rtol, what + " grad_input");
+    expect_close(g.grad_weight, r.grad_weight, rtol, what + " grad_weight");
+    expect_close(g.grad_bias, r.grad_bias, rtol, what + " grad_bias");
+    const std::vector<double> no_bias(size_t(k.o), 0.0);
+    expect_close(conv2d(in.x, in.w, Tensor(), k.p),
+                 reference(k, in.x.to_vector<double>(), in.w.to_vector<double>(), no_bias,
+                           grad_out.to_vector<double>()).out,
+                 rtol, what + " without bias");
   }
 }
 
