@@ -155,8 +155,10 @@ class AutoencoderTask final : public Task {
     std::vector<Tensor> rows;
     for (int64_t first = 0; first < count; first += columns) {
       const int64_t k = std::min(columns, count - first);
-      rows.push_back(a.narrow(0, first, k));
-      rows.push_back(b.narrow(0, first, k));
+      // A short last row is filled with black tiles, so its reconstructions start a row of their own.
+      const Tensor blank = full({columns - k, a.size(1), a.size(2), a.size(3)}, kBackground, a.dtype());
+      rows.push_back(cat({a.narrow(0, first, k), blank}, 0));
+      rows.push_back(cat({b.narrow(0, first, k), blank}, 0));
     }
     const Image grid = image_grid(cat(rows, 0), columns, -1.0, 1.0);
     const std::vector<uint8_t> png = encode_png(grid);
