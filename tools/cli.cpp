@@ -19,6 +19,7 @@
 #include "trainers/trainer.h"
 #include "tools/exit_status.h"
 #include "tools/generate_cli.h"
+#include "tools/latent_cli.h"
 #include "tools/stored_run.h"
 #include "tools/text_cli.h"
 
@@ -34,6 +35,8 @@ const char* kUsage =
     "  moh eval RUN_DIR|CHECKPOINT [key=value ...] evaluate a checkpoint; prints one JSON object last\n"
     "  moh config CONFIG.yaml [key=value ...]     print the fully resolved config with defaults\n"
     "  moh generate RUN_DIR --prompt TEXT ...      continue a text with an llm run's model (streamed)\n"
+    "  moh encode RUN_DIR --out LATENTS.h5 ...     images to latents with an autoencoder run\n"
+    "  moh decode RUN_DIR --latents FILE --out ... latents back to images (PNG grid or files)\n"
     "  moh tokenize --tokenizer FILE --out DIR ... encode text documents into llm.c token shards\n"
     "  moh tokenizer encode|decode|info|train ...  text <-> token ids on stdin/stdout; train SentencePiece\n"
     "  moh COMMAND --help                         help for one command\n";
@@ -140,6 +143,7 @@ int run_cli(int argc, char** argv) {
   std::signal(SIGXFSZ, SIG_IGN);
   if (argc >= 2 && is_text_command(argv[1])) return run_text_command(argc, argv);  // tools/text_cli.cpp
   if (argc >= 2 && std::string(argv[1]) == "generate") return run_generate_command(argc, argv);
+  if (argc >= 2 && is_latent_command(argv[1])) return run_latent_command(argc, argv);
   return cli::exit_status_of("moh", [&] {
     Invocation inv = parse_args(argc, argv);
     if (inv.help) {

@@ -1,8 +1,6 @@
 // `moh tokenize` and `moh tokenizer` (see text_cli.h).
 #include "tools/text_cli.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
@@ -20,6 +18,7 @@
 #include "data/text/tokenizer.h"
 #include "tools/cli_args.h"
 #include "tools/exit_status.h"
+#include "tools/progress_line.h"
 
 namespace moh {
 namespace {
@@ -70,17 +69,10 @@ int tokenize(int argc, char** argv) {
   if (options.threads < 1) throw UsageError(str_cat("--threads must be at least 1, got ", options.threads));
   const std::vector<std::string> documents = text::expand_document_paths(args.positional);
   const auto tokenizer = text::load_tokenizer(tokenizer_path);
-  const bool tty = isatty(STDERR_FILENO);
-  double last_report = -1;
+  cli::ProgressLine progress("tokenize", int64_t(documents.size()), "documents");
   const text::TokenizeResult result = text::tokenize_corpus(*tokenizer, documents, options, [&](const text::TokenizeProgress& p) {
-    const bool done = p.documents_done == p.documents;
-    if (!done && p.seconds - last_report < (tty ? 0.2 : 5.0)) return;
-    last_report = p.seconds;
-    const int width = 30, filled = int(width * p.documents_done / p.documents);
-    std::fprintf(stderr, "%stokenize [%s%s] %lld/%lld documents, %.1f MB, %lld tokens, %.1f MB/s%s", tty ? "\r" : "",
-                 std::string(size_t(filled), '#').c_str(), std::string(size_t(width - filled), '.').c_str(),
-                 (long long)p.documents_done, (long long)p.documents, double(p.bytes) / 1e6, (long long)p.tokens,
-                 double(p.bytes) / 1e6 / std::max(p.seconds, 1e-9), tty && !done ? "" : "\n");
+    progress.update(p.documents_done, str_cat(", ", cli::format_fixed(double(p.bytes) / 1e6, 1), " MB, ", p.tokens, " tokens, ",
+                                              cli::format_fixed(double(p.bytes) / 1e6 / std::max(p.seconds, 1e-9), 1), " MB/s"));
   });
   const nlohmann::json summary{{"out", options.out_dir},
                                {"documents", result.documents},
