@@ -88,7 +88,8 @@ class FastDitLatents : public LatentSource {
     check_latent_indices(indices, size(), "fast-DiT folder '" + features_dir_ + "'");
     Shape batch_shape = latent_shape_;
     batch_shape.insert(batch_shape.begin(), int64_t(indices.size()));
-    LatentBatch batch{Tensor::empty(batch_shape, DType::Float32), Tensor::empty({int64_t(indices.size())}, DType::Int64)};
+    LatentBatch batch{Tensor::empty(batch_shape, DType::Float32),
+                      Tensor::empty({int64_t(indices.size())}, DType::Int64)};
     const int64_t row = shape_numel(latent_shape_);
     for (size_t k = 0; k < indices.size(); ++k) {
       const size_t i = size_t(indices[k]);

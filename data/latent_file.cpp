@@ -70,7 +70,8 @@ class LatentFileSource : public LatentSource {
     check_latent_indices(indices, size_, where_);
     Shape batch_shape = latent_shape_;
     batch_shape.insert(batch_shape.begin(), int64_t(indices.size()));
-    LatentBatch batch{Tensor::empty(batch_shape, DType::Float32), Tensor::empty({int64_t(indices.size())}, DType::Int64)};
+    LatentBatch batch{Tensor::empty(batch_shape, DType::Float32),
+                      Tensor::empty({int64_t(indices.size())}, DType::Int64)};
     const int64_t row = shape_numel(latent_shape_);
     float* out = batch.latents.data<float>();
     int64_t* labels = batch.labels.data<int64_t>();
@@ -106,8 +107,8 @@ LatentFileWriter::LatentFileWriter(const std::string& path, const LatentFileInfo
     : path_(path), tmp_(path + ".tmp"), info_(info) {
   const std::string where = "LatentFileWriter '" + path + "'";
   MOH_CHECK(info.count >= 0, where, ": count must be >= 0, got ", info.count);
-  MOH_CHECK(info.latent_shape.size() == 3 && std::all_of(info.latent_shape.begin(), info.latent_shape.end(),
-                                                         [](int64_t d) { return d > 0; }),
+  MOH_CHECK(info.latent_shape.size() == 3 &&
+                std::all_of(info.latent_shape.begin(), info.latent_shape.end(), [](int64_t d) { return d > 0; }),
             where, ": latent_shape must be [C, H, W] with positive sizes, got ", shape_str(info.latent_shape));
   MOH_CHECK(info.num_classes >= 1, where, ": num_classes must be >= 1, got ", info.num_classes);
   check_posterior(info.posterior, where);
@@ -136,7 +137,8 @@ void LatentFileWriter::write(const Tensor& latents, const Tensor& labels) {
             info_.latent_shape[2], "], got ", latents.defined() ? describe(latents) : "an undefined tensor");
   const int64_t b = latents.size(0);
   MOH_CHECK(labels.defined() && labels.dtype() == DType::Int64 && labels.shape() == Shape{b}, where,
-            ": labels must be int64 [", b, "] (one per latent), got ", labels.defined() ? describe(labels) : "an undefined tensor");
+            ": labels must be int64 [", b, "] (one per latent), got ",
+            labels.defined() ? describe(labels) : "an undefined tensor");
   MOH_CHECK(b <= info_.count - written_, where, ": ", written_, " of ", info_.count, " samples written, ", b,
             " more do not fit");
   const Tensor cpu_labels = labels.to(Device::cpu()).contiguous();
@@ -164,7 +166,8 @@ void LatentFileWriter::finish(std::optional<double> scale_factor) {
   std::filesystem::rename(tmp_, path_, ec);
   MOH_CHECK(!ec, where, ": cannot rename '", tmp_, "' to it: ", ec.message());
   file_.reset();
-  fsync_directory(std::filesystem::path(path_).parent_path().empty() ? "." : std::filesystem::path(path_).parent_path().string());
+  fsync_directory(
+      std::filesystem::path(path_).parent_path().empty() ? "." : std::filesystem::path(path_).parent_path().string());
 }
 
 }  // namespace moh

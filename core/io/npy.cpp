@@ -53,7 +53,8 @@ class HeaderParser {
       skip_space();
       if (key == "descr") {
         check_once(descr.has_value(), key);
-        MOH_CHECK(peek() == '\'' || peek() == '"', where_, ": 'descr' is not a string (structured dtypes are not supported)");
+        MOH_CHECK(peek() == '\'' || peek() == '"', where_,
+                  ": 'descr' is not a string (structured dtypes are not supported)");
         descr = string_literal("the descr");
       } else if (key == "fortran_order") {
         check_once(fortran.has_value(), key);
@@ -73,7 +74,10 @@ class HeaderParser {
     skip_space();
     MOH_CHECK(at_ == text_.size(), where_, ": unexpected text after the header dict at byte ", at_);
     MOH_CHECK(!text_.empty() && text_.back() == '\n', where_, ": the header does not end with a newline");
-    MOH_CHECK(descr && fortran && shape, where_, ": the header lacks ", !descr ? "'descr'" : !fortran ? "'fortran_order'" : "'shape'");
+    MOH_CHECK(descr && fortran && shape, where_, ": the header lacks ",
+              !descr     ? "'descr'"
+              : !fortran ? "'fortran_order'"
+                         : "'shape'");
     NpyHeader h;
     h.fortran_order = *fortran;
     h.shape = *shape;
@@ -95,7 +99,8 @@ class HeaderParser {
   }
   std::string string_literal(const char* what) {
     const char quote = peek();
-    MOH_CHECK(quote == '\'' || quote == '"', where_, ": malformed header: expected ", what, " (a quoted string) at byte ", at_);
+    MOH_CHECK(quote == '\'' || quote == '"', where_, ": malformed header: expected ", what,
+              " (a quoted string) at byte ", at_);
     const size_t end = text_.find(quote, at_ + 1);
     MOH_CHECK(end != std::string_view::npos, where_, ": malformed header: unterminated string at byte ", at_);
     std::string out(text_.substr(at_ + 1, end - at_ - 1));
@@ -116,7 +121,8 @@ class HeaderParser {
     int64_t v = 0;
     while (std::isdigit(static_cast<unsigned char>(peek()))) {
       const int64_t digit = text_[at_++] - '0';
-      MOH_CHECK(v <= (std::numeric_limits<int64_t>::max() - digit) / 10, where_, ": a 'shape' dimension overflows int64");
+      MOH_CHECK(v <= (std::numeric_limits<int64_t>::max() - digit) / 10, where_,
+                ": a 'shape' dimension overflows int64");
       v = v * 10 + digit;
     }
     if (peek() == 'L') ++at_;  // Python 2 longs in files written by old NumPy
@@ -138,7 +144,8 @@ class HeaderParser {
     }
     skip_space();
     expect(')');
-    MOH_CHECK(shape.size() != 1 || trailing_comma, where_, ": 'shape' (", shape[0], ") is an integer, not a tuple (write (", shape[0], ",))");
+    MOH_CHECK(shape.size() != 1 || trailing_comma, where_, ": 'shape' (", shape[0],
+              ") is an integer, not a tuple (write (", shape[0], ",))");
     return shape;
   }
   void read_descr(const std::string& descr, NpyHeader* h) const {
@@ -302,13 +309,16 @@ Tensor load_npy(const std::string& path) {
 
 std::string npy_header_bytes(const Tensor& t, const std::string& where) {
   MOH_CHECK(t.defined(), where, ": the tensor is undefined");
-  const auto* found = std::find_if(std::begin(kDescrs), std::end(kDescrs), [&](const Descr& d) { return d.dtype == t.dtype(); });
+  const auto* found =
+      std::find_if(std::begin(kDescrs), std::end(kDescrs), [&](const Descr& d) { return d.dtype == t.dtype(); });
   MOH_CHECK(found != std::end(kDescrs), where, ": ", dtype_name(t.dtype()), " has no NumPy dtype");
   const char order = dtype_size(t.dtype()) == 1 ? '|' : '<';
   std::string shape = "(";
   for (int64_t d : t.shape()) shape += std::to_string(d) + ", ";
-  if (t.dim() > 1) shape.resize(shape.size() - 2);
-  else if (t.dim() == 1) shape.pop_back();
+  if (t.dim() > 1)
+    shape.resize(shape.size() - 2);
+  else if (t.dim() == 1)
+    shape.pop_back();
   shape += ")";
   std::string dict = str_cat("{'descr': '", order, found->code, "', 'fortran_order': False, 'shape': ", shape, ", }");
   // Pad with spaces so that preamble + header + '\n' is a multiple of 64 (NumPy's alignment).

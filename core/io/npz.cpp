@@ -55,7 +55,8 @@ struct Fd {
 
 class ZipReader {
  public:
-  explicit ZipReader(const std::string& path) : where_("npz file '" + path + "'"), fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
+  explicit ZipReader(const std::string& path)
+      : where_("npz file '" + path + "'"), fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
     MOH_CHECK(fd_.fd >= 0, where_, ": cannot open: ", std::strerror(errno));
     struct stat st {};
     MOH_CHECK(::fstat(fd_.fd, &st) == 0 && S_ISREG(st.st_mode), where_, ": not a regular file");
@@ -72,8 +73,8 @@ class ZipReader {
                 ": central directory entry ", i, " is malformed");
       const char* e = cd.data() + at;
       const uint64_t name_len = get(e + 28, 2), extra_len = get(e + 30, 2), comment_len = get(e + 32, 2);
-      MOH_CHECK(cd.size() - at - kCentralSize >= name_len + extra_len + comment_len, where_, ": central directory entry ",
-                i, " runs past the directory");
+      MOH_CHECK(cd.size() - at - kCentralSize >= name_len + extra_len + comment_len, where_,
+                ": central directory entry ", i, " runs past the directory");
       Member m;
       m.name.assign(e + kCentralSize, name_len);
       m.flags = uint16_t(get(e + 8, 2));
@@ -112,7 +113,8 @@ class ZipReader {
     for (uint64_t done = 0; done < n;) {
       const ssize_t got = ::pread(fd_.fd, p + done, std::min<uint64_t>(n - done, 1u << 30), off_t(offset + done));
       if (got < 0 && errno == EINTR) continue;
-      MOH_CHECK(got > 0, where_, ": cannot read ", what, ": ", got < 0 ? std::strerror(errno) : "unexpected end of file");
+      MOH_CHECK(got > 0, where_, ": cannot read ", what, ": ",
+                got < 0 ? std::strerror(errno) : "unexpected end of file");
       done += uint64_t(got);
     }
     return out;
@@ -200,7 +202,8 @@ class ZipReader {
     uint64_t in_left = packed.size(), out_left = out.size();
     int rc = Z_OK;
     while (rc == Z_OK) {
-      const uInt in_chunk = uInt(std::min<uint64_t>(in_left, 1u << 30)), out_chunk = uInt(std::min<uint64_t>(out_left, 1u << 30));
+      const uInt in_chunk = uInt(std::min<uint64_t>(in_left, 1u << 30)),
+                 out_chunk = uInt(std::min<uint64_t>(out_left, 1u << 30));
       z.avail_in = in_chunk;
       z.avail_out = out_chunk;
       rc = inflate(&z, Z_NO_FLUSH);
@@ -257,7 +260,8 @@ void save_npz(const std::string& path, const std::map<std::string, Tensor>& arra
   AtomicFileWriter out(path);
   std::string central;
   for (const auto& [key, t] : arrays) {
-    MOH_CHECK(!key.empty() && key.find('/') == std::string::npos && key.size() < 0xfff0, where, ": invalid key '", key, "'");
+    MOH_CHECK(!key.empty() && key.find('/') == std::string::npos && key.size() < 0xfff0, where, ": invalid key '", key,
+              "'");
     const std::string name = key + ".npy";
     const std::string header = npy_header_bytes(t, where + " array '" + key + "'");
     const Tensor c = t.to(Device::cpu()).contiguous();

@@ -75,8 +75,9 @@ TEST_F(NpyTest, WritesNumPysHeaderLayout) {
   EXPECT_EQ(bytes.substr(10, 59), "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }");
   EXPECT_EQ(bytes[127], '\n');
   save_npy(path("b.npy"), zeros({5}, DType::Bool));
-  expect_same_bytes(parse_npy(npy("{'descr': '|b1', 'fortran_order': False, 'shape': (5,), }", std::string(5, '\0')), "x"),
-                    load_npy(path("b.npy")), "bool (5,)");
+  expect_same_bytes(
+      parse_npy(npy("{'descr': '|b1', 'fortran_order': False, 'shape': (5,), }", std::string(5, '\0')), "x"),
+      load_npy(path("b.npy")), "bool (5,)");
 }
 
 TEST_F(NpyTest, WritesVersion2WhenTheHeaderPasses64KiB) {
@@ -93,7 +94,9 @@ TEST_F(NpyTest, ReadsVersions2And3ByteOrdersAndPython2Longs) {
   const std::string data = bytes_of({1.5f, -2.0f, 3.25f});
   for (int major : {1, 2, 3})
     for (const char* descr : {"<f4", "=f4", "|f4"}) {
-      const Tensor t = parse_npy(npy(std::string("{\"descr\": \"") + descr + "\", \"fortran_order\": False, \"shape\": (3L,)}", data, major), "mem");
+      const Tensor t = parse_npy(
+          npy(std::string("{\"descr\": \"") + descr + "\", \"fortran_order\": False, \"shape\": (3L,)}", data, major),
+          "mem");
       EXPECT_EQ(t.to_vector<float>(), (std::vector<float>{1.5f, -2.0f, 3.25f})) << major << " " << descr;
     }
 }
@@ -110,7 +113,8 @@ TEST_F(NpyTest, TransposesFortranOrderIntoCOrder) {
   // np.asfortranarray([[0, 1, 2], [3, 4, 5]]) stores the columns: 0 3 1 4 2 5.
   const std::vector<int32_t> columns{0, 3, 1, 4, 2, 5};
   const std::string data(reinterpret_cast<const char*>(columns.data()), 24);
-  const std::string file = write_bytes("f.npy", npy("{'descr': '<i4', 'fortran_order': True, 'shape': (2, 3), }", data));
+  const std::string file =
+      write_bytes("f.npy", npy("{'descr': '<i4', 'fortran_order': True, 'shape': (2, 3), }", data));
   const Tensor t = load_npy(file);
   EXPECT_EQ(t.shape(), (Shape{2, 3}));
   EXPECT_TRUE(t.is_contiguous());
@@ -155,7 +159,8 @@ TEST_F(NpyTest, RejectsEveryHeaderErrorNamingTheFile) {
 }
 
 TEST_F(NpyTest, RefusesBfloat16AndLeavesNoFileOnFailure) {
-  expect_error([&] { save_npy(path("b.npy"), zeros({2}, DType::BFloat16)); }, {path("b.npy"), "bfloat16 has no NumPy dtype"});
+  expect_error([&] { save_npy(path("b.npy"), zeros({2}, DType::BFloat16)); },
+               {path("b.npy"), "bfloat16 has no NumPy dtype"});
   EXPECT_FALSE(std::filesystem::exists(path("b.npy")));
   EXPECT_FALSE(std::filesystem::exists(path("b.npy.tmp")));
   expect_error([&] { save_npy(path("no/such/dir/a.npy"), zeros({2})); }, {"no/such/dir/a.npy"});

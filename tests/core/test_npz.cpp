@@ -88,18 +88,20 @@ TEST_F(NpzTest, NumPyReadsOursAndWeReadFreshNumPyArchives) {
   save_npz(path("ours.npz"), {{"arr_0", arange(24).to(DType::UInt8).view({2, 2, 2, 3})},
                               {"mu", from_vector<double>({0.25, -1.5}, {2})},
                               {"flags", from_vector<int64_t>({0, 1, 1}, {3}).to(DType::Bool)}});
-  EXPECT_TRUE(python("path = sys.argv[0].replace('check.py', 'ours.npz')\n"
-                     "assert zipfile.ZipFile(path).testzip() is None  # every CRC-32 checks\n"
-                     "d = np.load(path)\n"
-                     "assert sorted(d.files) == ['arr_0', 'flags', 'mu'], d.files\n"
-                     "assert d['arr_0'].dtype == np.uint8 and (d['arr_0'] == np.arange(24).reshape(2, 2, 2, 3)).all()\n"
-                     "assert d['mu'].dtype == np.float64 and list(d['mu']) == [0.25, -1.5]\n"
-                     "assert d['flags'].dtype == np.bool_ and list(d['flags']) == [False, True, True]\n"));
-  ASSERT_TRUE(python("base = sys.argv[0].replace('check.py', '')\n"
-                     "a = {'x': np.arange(12, dtype=np.float32).reshape(3, 4), 'y': np.asfortranarray(np.arange(6).reshape(2, 3)),\n"
-                     "     'z': np.array([1.5, 2.5], dtype='>f8')}\n"
-                     "np.savez(base + 'stored.npz', **a)\n"
-                     "np.savez_compressed(base + 'deflated.npz', **a)\n"));
+  EXPECT_TRUE(
+      python("path = sys.argv[0].replace('check.py', 'ours.npz')\n"
+             "assert zipfile.ZipFile(path).testzip() is None  # every CRC-32 checks\n"
+             "d = np.load(path)\n"
+             "assert sorted(d.files) == ['arr_0', 'flags', 'mu'], d.files\n"
+             "assert d['arr_0'].dtype == np.uint8 and (d['arr_0'] == np.arange(24).reshape(2, 2, 2, 3)).all()\n"
+             "assert d['mu'].dtype == np.float64 and list(d['mu']) == [0.25, -1.5]\n"
+             "assert d['flags'].dtype == np.bool_ and list(d['flags']) == [False, True, True]\n"));
+  ASSERT_TRUE(python(
+      "base = sys.argv[0].replace('check.py', '')\n"
+      "a = {'x': np.arange(12, dtype=np.float32).reshape(3, 4), 'y': np.asfortranarray(np.arange(6).reshape(2, 3)),\n"
+      "     'z': np.array([1.5, 2.5], dtype='>f8')}\n"
+      "np.savez(base + 'stored.npz', **a)\n"
+      "np.savez_compressed(base + 'deflated.npz', **a)\n"));
   for (const char* name : {"stored.npz", "deflated.npz"}) {
     const auto a = load_npz(path(name));
     EXPECT_EQ(a.at("x").to_vector<float>(), arange(12).to(DType::Float32).to_vector<float>()) << name;
@@ -130,7 +132,8 @@ TEST_F(NpzTest, RejectsCorruptArchivesNamingFileAndMember) {
       {patched(stored, end + 16, "\xff\xff\xff\x00"), {"runs past the end of the file"}},
       {patched(stored, central + 42, "\x05"), {"no local file header at offset 5"}},
       {patched(deflated, deflated.find("PK\x01\x02") + 24, "\xff\xff\xff\x00"), {"more than deflate can expand"}},
-      {patched(deflated, 30 + size_t(deflated[26]) + size_t(deflated[28]), "\xff\xff\xff\xff"), {"corrupt deflate data"}},
+      {patched(deflated, 30 + size_t(deflated[26]) + size_t(deflated[28]), "\xff\xff\xff\xff"),
+       {"corrupt deflate data"}},
   };
   for (size_t i = 0; i < cases.size(); ++i) {
     const std::string file = write_bytes("bad" + std::to_string(i) + ".npz", cases[i].first);
@@ -152,13 +155,14 @@ TEST_F(NpzTest, DISABLED_Zip64ArchivesPastFourGiBReadInPythonAndBack) {
     samples.data<uint8_t>()[big - 1] = 7;
     save_npz(path("big.npz"), {{"a_big", samples}, {"b_after", from_vector<int64_t>({5, 6}, {2})}});
   }
-  EXPECT_TRUE(python("path = sys.argv[0].replace('check.py', 'big.npz')\n"
-                     "z = zipfile.ZipFile(path)\n"
-                     "assert z.testzip() is None\n"
-                     "info = {i.filename: i for i in z.infolist()}\n"
-                     "assert info['a_big.npy'].file_size == 128 + (1 << 32) + 1000, info['a_big.npy'].file_size\n"
-                     "assert info['b_after.npy'].header_offset > (1 << 32)\n"
-                     "assert list(np.load(path)['b_after']) == [5, 6]\n"));
+  EXPECT_TRUE(
+      python("path = sys.argv[0].replace('check.py', 'big.npz')\n"
+             "z = zipfile.ZipFile(path)\n"
+             "assert z.testzip() is None\n"
+             "info = {i.filename: i for i in z.infolist()}\n"
+             "assert info['a_big.npy'].file_size == 128 + (1 << 32) + 1000, info['a_big.npy'].file_size\n"
+             "assert info['b_after.npy'].header_offset > (1 << 32)\n"
+             "assert list(np.load(path)['b_after']) == [5, 6]\n"));
   const auto back = load_npz(path("big.npz"));
   EXPECT_EQ(back.at("a_big").numel(), big);
   EXPECT_EQ(back.at("a_big").data<uint8_t>()[big - 1], 7);

@@ -74,7 +74,8 @@ TEST_F(FastDitLatentsTest, SortsOtherNamesByteWiseAndTakesExplicitFoldersAndOpti
 TEST_F(FastDitLatentsTest, RejectsUnpairedNamesAndBadFilesNamingThem) {
   for (int i = 0; i < 3; ++i) add(std::to_string(i), 0, 1);
   save_npy(features() + "/3.npy", zeros({1, 4, 2, 2}));
-  expect_error([&] { open_latent_source(dir_.string()); }, {features() + "/3.npy", "has no label file", labels() + "/3.npy"});
+  expect_error([&] { open_latent_source(dir_.string()); },
+               {features() + "/3.npy", "has no label file", labels() + "/3.npy"});
   fs::remove(features() + "/3.npy");
   save_npy(labels() + "/7.npy", zeros({1}, DType::Int64));
   expect_error([&] { open_latent_source(dir_.string()); }, {labels() + "/7.npy", "has no feature file"});
@@ -88,7 +89,8 @@ TEST_F(FastDitLatentsTest, RejectsUnpairedNamesAndBadFilesNamingThem) {
     fs::rename(saved, file);
   };
   expect_open_error(features() + "/2.npy", zeros({1, 4, 2, 3}), "shape [1, 4, 2, 3] differs from [1, 4, 2, 2]");
-  expect_open_error(features() + "/0.npy", zeros({1, 4, 2, 2}, DType::Float64), "expected float32 (1, C, H, W) or (C, H, W), got float64");
+  expect_open_error(features() + "/0.npy", zeros({1, 4, 2, 2}, DType::Float64),
+                    "expected float32 (1, C, H, W) or (C, H, W), got float64");
   expect_open_error(features() + "/0.npy", zeros({2, 4, 2, 2}), "got float32 [2, 4, 2, 2]");
   expect_open_error(labels() + "/1.npy", zeros({2}, DType::Int64), "expected one int64 or int32 label");
   expect_open_error(labels() + "/1.npy", zeros({1}, DType::Float32), "expected one int64 or int32 label");

@@ -121,12 +121,23 @@ TEST_F(LatentFileTest, WriterChecksItsArguments) {
   expect_error([&] { LatentFileWriter(file, {2, {4, 2, 2}, 3, "median", 1.0}); }, {"posterior must be"});
   expect_error([&] { LatentFileWriter(file, {2, {4, 2, 2}, 3, "mean", 0.0}); }, {"scale_factor must be"});
   LatentFileWriter w(file, {3, {1, 2, 2}, 3, "mean", {}});
-  expect_error([&] { w.write(zeros({2, 1, 2, 3}), zeros({2}, DType::Int64)); },
-               {file, "latents must be float32 [B, 1, 2, 2], got float32[2, 1, 2, 3]"});
+  expect_error(
+      [&] {
+        w.write(zeros({2, 1, 2, 3}), zeros({2}, DType::Int64));
+      },
+      {file, "latents must be float32 [B, 1, 2, 2], got float32[2, 1, 2, 3]"});
   expect_error([&] { w.write(zeros({2, 1, 2, 2}), zeros({3}, DType::Int64)); }, {"labels must be int64 [2]"});
-  expect_error([&] { w.write(zeros({2, 1, 2, 2}), full({2}, 3, DType::Int64)); }, {"label of sample 0 is 3, outside [0, 3)"});
+  expect_error(
+      [&] {
+        w.write(zeros({2, 1, 2, 2}), full({2}, 3, DType::Int64));
+      },
+      {"label of sample 0 is 3, outside [0, 3)"});
   w.write(zeros({2, 1, 2, 2}), zeros({2}, DType::Int64));
-  expect_error([&] { w.write(zeros({2, 1, 2, 2}), zeros({2}, DType::Int64)); }, {"2 of 3 samples written, 2 more do not fit"});
+  expect_error(
+      [&] {
+        w.write(zeros({2, 1, 2, 2}), zeros({2}, DType::Int64));
+      },
+      {"2 of 3 samples written, 2 more do not fit"});
   expect_error([&] { w.finish(1.0); }, {"only 2 of 3 samples were written"});
   w.write(zeros({1, 1, 2, 2}), zeros({1}, DType::Int64));
   expect_error([&] { w.finish(); }, {"no scale factor was given"});
@@ -152,7 +163,11 @@ TEST_F(LatentFileTest, AbandonedOrFailedWritesLeaveNoFile) {
     EXPECT_THROW(w.finish(), Error);
   }
   EXPECT_EQ(open_latent_file(file)->size(), 2);
-  expect_error([&] { LatentFileWriter(path("no/such/dir/x.h5"), {1, {1, 1, 1}, 1, "mean", 1.0}); }, {"no/such/dir/x.h5.tmp"});
+  expect_error(
+      [&] {
+        LatentFileWriter(path("no/such/dir/x.h5"), {1, {1, 1, 1}, 1, "mean", 1.0});
+      },
+      {"no/such/dir/x.h5.tmp"});
 }
 
 }  // namespace
