@@ -52,19 +52,43 @@ void fsync_directory(const std::string& path) {
   ::close(fd);
 }
 
+AtomicFileWriter::AtomicFileWriter(const std::string& path) : path_(path), tmp_(path + ".tmp") {
+  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  MOH_CHECK(fd_ >= 0, "cannot write '", path_, "': cannot create '", tmp_, "': ", std::strerror(errno));
+}
+
+AtomicFileWriter::~AtomicFileWriter() {
+  if (fd_ < 0) return;
+  ::close(fd_);
+  ::unlink(tmp_.c_str());
+}
+
+void AtomicFileWriter::fail(int err) {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  ::unlink(tmp_.c_str());
+  MOH_FAIL("cannot write '", path_, "': ", std::strerror(err));
+}
+
+void AtomicFileWriter::write(const void* data, size_t size) {
+  MOH_CHECK(fd_ >= 0, "cannot write '", path_, "': the file is already committed or failed");
+  if (const int err = write_all(fd_, static_cast<const char*>(data), size)) fail(err);
+  size_ += size;
+}
+
+void AtomicFileWriter::commit() {
+  MOH_CHECK(fd_ >= 0, "cannot write '", path_, "': the file is already committed or failed");
+  if (::fsync(fd_) != 0) fail(errno);
+  const int rc = ::close(fd_);
+  fd_ = -1;
+  if (rc != 0 || ::rename(tmp_.c_str(), path_.c_str()) != 0) fail(errno);
+  fsync_directory(parent_of(path_));
+}
+
 void write_file_atomically(const std::string& path, std::string_view content) {
-  const std::string tmp = path + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  MOH_CHECK(fd >= 0, "cannot write '", path, "': cannot create '", tmp, "': ", std::strerror(errno));
-  int err = write_all(fd, content.data(), content.size());
-  if (err == 0 && ::fsync(fd) != 0) err = errno;
-  if (::close(fd) != 0 && err == 0) err = errno;
-  if (err == 0 && ::rename(tmp.c_str(), path.c_str()) != 0) err = errno;
-  if (err != 0) {
-    ::unlink(tmp.c_str());
-    MOH_FAIL("cannot write '", path, "': ", std::strerror(err));
-  }
-  fsync_directory(parent_of(path));
+  AtomicFileWriter out(path);
+  out.write(content);
+  out.commit();
 }
 
 AppendOnlyFile::AppendOnlyFile(const std::string& path) : path_(path) {

@@ -384,7 +384,88 @@ Shape read_shape(const OpenDataset& d) {
   return shape;
 }
 
+void check_bool_bytes(const Tensor& t, const std::string& where) {
+  if (t.dtype() != DType::Bool) return;
+  const auto* b = static_cast<const uint8_t*>(t.raw_data());
+  const auto* bad = std::find_if(b, b + t.numel(), [](uint8_t v) { return v > 1; });
+  MOH_CHECK(bad == b + t.numel(), where, ": bool element ", bad - b, " has byte value ", int(*bad),
+            " (expected 0 or 1)");
+}
+
+// Selects rows [first, first + count) of dataset d (shape `shape`) in its file space; returns that space.
+Hid select_rows(const OpenDataset& d, const Shape& shape, int64_t first, int64_t count) {
+  MOH_CHECK(!shape.empty(), d.where, ": is a scalar, it has no rows");
+  MOH_CHECK(first >= 0 && count >= 0 && first <= shape[0] && count <= shape[0] - first, d.where, ": rows [", first,
+            ", ", first + count, ") are outside its ", shape[0], " rows");
+  Hid space(H5Dget_space(d.dset.get()), H5Sclose);
+  std::vector<hsize_t> start(shape.size(), 0), extent(shape.begin(), shape.end());
+  start[0] = hsize_t(first);
+  extent[0] = hsize_t(count);
+  MOH_CHECK(space.get() >= 0 && H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start.data(), nullptr,
+                                                    extent.data(), nullptr) >= 0,
+            d.where, ": cannot select rows [", first, ", ", first + count, "): ", hdf5_message());
+  return space;
+}
+
+Hid memory_space(const Shape& shape) {
+  std::vector<hsize_t> dims(shape.begin(), shape.end());
+  return Hid(H5Screate_simple(int(dims.size()), dims.data(), nullptr), H5Sclose);
+}
+
 }  // namespace
+
+void Hdf5File::create_dataset(const std::string& dataset, DType dtype, const Shape& shape) {
+  const auto [p, where] = target(file_, path_, dataset, "dataset", true, writable_);
+  MOH_CHECK(p != "/", where, ": the root is a group, not a dataset");
+  MOH_CHECK(!shape.empty(), where, ": row-wise datasets need rank >= 1, got a scalar shape");
+  for (int64_t d : shape) MOH_CHECK(d >= 0, where, ": negative dimension in shape ", shape_str(shape));
+  MOH_CHECK(object_type(file_, p) == H5I_BADID, where, ": already exists");
+  check_parents(file_, {p, where});
+  Hid space = memory_space(shape);
+  Hid type = storage_type(dtype);
+  Hid lcpl = link_create_plist();
+  Hid dset(H5Dcreate2(file_, p.c_str(), type.get(), space.get(), lcpl.get(), H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
+  MOH_CHECK(space.get() >= 0 && dset.get() >= 0, where, ": cannot create ", dtype_name(dtype), " ",
+            shape_str(shape), ": ", hdf5_message());
+  if (dtype == DType::BFloat16) set_attr_string(p, "dtype", "bfloat16");
+}
+
+void Hdf5File::write_rows(const std::string& dataset, int64_t first_row, const Tensor& t) {
+  const Target checked = target(file_, path_, dataset, "dataset", true, writable_);
+  const OpenDataset d = open_dataset(file_, path_, checked.path);
+  const Shape shape = read_shape(d);
+  MOH_CHECK(!shape.empty(), d.where, ": is a scalar, it has no rows");
+  MOH_CHECK(t.defined(), d.where, ": write_rows got an undefined tensor");
+  const DType stored = read_type(d).first;
+  MOH_CHECK(t.dtype() == stored, d.where, ": write_rows got ", dtype_name(t.dtype()), ", the dataset holds ",
+            dtype_name(stored));
+  MOH_CHECK(t.dim() == int64_t(shape.size()) && t.dim() >= 1 &&
+                std::equal(shape.begin() + 1, shape.end(), t.shape().begin() + 1),
+            d.where, ": write_rows got shape ", shape_str(t.shape()), ", expected [k] + ",
+            shape_str(Shape(shape.begin() + 1, shape.end())), " (the dataset is ", shape_str(shape), ")");
+  Hid file_space = select_rows(d, shape, first_row, t.size(0));
+  if (t.numel() == 0) return;
+  const Tensor c = t.to(Device::cpu()).contiguous();
+  Hid mem = memory_space(c.shape());
+  Hid type = storage_type(c.dtype());
+  MOH_CHECK(H5Dwrite(d.dset.get(), type.get(), mem.get(), file_space.get(), H5P_DEFAULT, c.raw_data()) >= 0, d.where,
+            ": cannot write rows [", first_row, ", ", first_row + t.size(0), "): ", hdf5_message());
+}
+
+Tensor Hdf5File::read_rows(const std::string& dataset, int64_t first_row, int64_t count) const {
+  const OpenDataset d = open_dataset(file_, path_, dataset);
+  Shape shape = read_shape(d);
+  Hid file_space = select_rows(d, shape, first_row, count);
+  auto [dtype, mem_type] = read_type(d);
+  shape[0] = count;
+  Tensor t = Tensor::empty(shape, dtype);
+  if (t.numel() == 0) return t;
+  Hid mem = memory_space(shape);
+  MOH_CHECK(H5Dread(d.dset.get(), mem_type.get(), mem.get(), file_space.get(), H5P_DEFAULT, t.raw_data()) >= 0,
+            d.where, ": cannot read rows [", first_row, ", ", first_row + count, "): ", hdf5_message());
+  check_bool_bytes(t, d.where);
+  return t;
+}
 
 void Hdf5File::write_tensor(const std::string& dataset, const Tensor& t) {
   const auto [p, where] = target(file_, path_, dataset, "dataset", true, writable_);
@@ -414,12 +495,7 @@ Tensor Hdf5File::read_tensor(const std::string& dataset) const {
   if (t.numel() == 0) return t;
   MOH_CHECK(H5Dread(d.dset.get(), mem.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, t.raw_data()) >= 0, d.where,
             ": cannot read ", describe(t), ": ", hdf5_message());
-  if (dtype == DType::Bool) {
-    const auto* b = static_cast<const uint8_t*>(t.raw_data());
-    const auto* bad = std::find_if(b, b + t.numel(), [](uint8_t v) { return v > 1; });
-    MOH_CHECK(bad == b + t.numel(), d.where, ": bool element ", bad - b, " has byte value ", int(*bad),
-              " (expected 0 or 1)");
-  }
+  check_bool_bytes(t, d.where);
   return t;
 }
 

@@ -50,6 +50,13 @@ class Hdf5File {
   // (other than uint8) widen to int32, uint32 to int64; other types (uint64, compound, ...) throw.
   Tensor read_tensor(const std::string& dataset) const;
   Shape dataset_shape(const std::string& dataset) const;
+  // Row-wise I/O for datasets too large to hold in memory (rows = slices along dimension 0).
+  // create_dataset makes a dataset of `shape` (rank >= 1) whose rows are written later; write_rows writes
+  // t's rows (t.shape() = [k] + shape[1:], t.dtype() the dataset's) at rows [first_row, first_row + k);
+  // read_rows reads rows [first_row, first_row + count). Ranges outside the dataset throw.
+  void create_dataset(const std::string& dataset, DType dtype, const Shape& shape);
+  void write_rows(const std::string& dataset, int64_t first_row, const Tensor& t);
+  Tensor read_rows(const std::string& dataset, int64_t first_row, int64_t count) const;
   DType dataset_dtype(const std::string& dataset) const;  // the dtype read_tensor returns
 
   // ---- Attributes on a group or dataset ("/" is the root); set_* replaces an existing one ----

@@ -77,6 +77,27 @@ TEST_F(CheckedWrite, AtomicReplaceThatCannotWriteKeepsTheOldFileAndSaysWhy) {
   test::expect_error([&] { write_file_atomically(path("no/such/folder/x"), "x"); }, {"no/such/folder/x"});
 }
 
+TEST_F(CheckedWrite, PiecewiseAtomicWriteAppearsWholeOnCommitOnly) {
+  const std::string p = path("array.npy");
+  write_file_atomically(p, "old");
+  {
+    AtomicFileWriter out(p);
+    out.write("new ");
+    out.write(std::string(5000, 'z'));
+    EXPECT_EQ(out.size(), 5004u);
+    EXPECT_EQ(read_all(p), "old");  // readers still see the old content
+  }  // abandoned (an exception on the way): the temp file goes, the old file stays
+  EXPECT_EQ(read_all(p), "old");
+  EXPECT_FALSE(fs::exists(p + ".tmp"));
+  AtomicFileWriter out(p);
+  out.write("new ");
+  out.write("content");
+  out.commit();
+  EXPECT_EQ(read_all(p), "new content");
+  EXPECT_FALSE(fs::exists(p + ".tmp"));
+  test::expect_error([&] { out.write("more"); }, {p, "already committed"});
+}
+
 TEST_F(CheckedWrite, AppendThatFailsRemovesItsPartialRecord) {
   const std::string p = path("metrics.jsonl");
   {

@@ -223,5 +223,52 @@ TEST_F(Hdf5FileTest, ErrorsNameTheFileAndObject) {
   expect_error([&] { f.create_group("/g"); }, {"group '/g'", "read-only"});
 }
 
+TEST_F(Hdf5FileTest, WritesAndReadsRowRangesOfPresizedDatasets) {
+  const std::string p = path("rows.h5");
+  const Tensor all = test::rand_t({7, 2, 3}, 11);
+  const Tensor flags = gt(test::rand_t({7}, 12), 0.0);
+  {
+    Hdf5File f(p, Hdf5File::Mode::Create);
+    f.create_dataset("/d/x", DType::Float32, {7, 2, 3});
+    f.create_dataset("flags", DType::Bool, {7});
+    f.create_dataset("bf", DType::BFloat16, {2});
+    // Out of order and in uneven blocks, as a streaming writer may.
+    f.write_rows("/d/x", 4, all.narrow(0, 4, 3));
+    f.write_rows("/d/x", 0, all.narrow(0, 0, 1));
+    f.write_rows("/d/x", 1, all.narrow(0, 1, 3).t().contiguous().t());  // a non-contiguous view of rows 1..3
+    f.write_rows("flags", 0, flags);
+    f.write_rows("bf", 0, ones({2}, DType::BFloat16));
+    f.write_rows("/d/x", 7, zeros({0, 2, 3}));
+    EXPECT_EQ(f.dataset_shape("/d/x"), (Shape{7, 2, 3}));
+  }
+  Hdf5File f(p, Hdf5File::Mode::Read);
+  expect_same_bytes(f.read_tensor("/d/x"), all, "whole");
+  expect_same_bytes(f.read_rows("/d/x", 2, 4), all.narrow(0, 2, 4), "rows 2..5");
+  expect_same_bytes(f.read_rows("/d/x", 7, 0), zeros({0, 2, 3}), "no rows");
+  expect_same_bytes(f.read_rows("flags", 3, 2), flags.narrow(0, 3, 2), "bool rows");
+  expect_same_bytes(f.read_rows("bf", 0, 2), ones({2}, DType::BFloat16), "bfloat16 rows");
+}
+
+TEST_F(Hdf5FileTest, RowRangeErrorsNameTheDatasetAndTheRows) {
+  const std::string p = path("rows.h5");
+  Hdf5File f(p, Hdf5File::Mode::Create);
+  f.create_dataset("x", DType::Float32, {4, 3});
+  f.write_tensor("s", scalar_tensor(1.0));
+  expect_error([&] { f.create_dataset("x", DType::Float32, {4, 3}); }, {p, "dataset '/x'", "already exists"});
+  expect_error([&] { f.create_dataset("y", DType::Float32, {}); }, {"dataset '/y'", "rank >= 1"});
+  expect_error([&] { f.create_dataset("y", DType::Float32, {2, -1}); }, {"dataset '/y'", "negative dimension"});
+  expect_error([&] { f.write_rows("x", 3, zeros({2, 3})); }, {p, "dataset '/x'", "rows [3, 5) are outside its 4 rows"});
+  expect_error([&] { f.write_rows("x", -1, zeros({1, 3})); }, {"rows [-1, 0) are outside"});
+  expect_error([&] { f.write_rows("x", 0, zeros({2, 4})); }, {"dataset '/x'", "got shape [2, 4], expected [k] + [3]"});
+  expect_error([&] { f.write_rows("x", 0, zeros({2, 3}, DType::Float64)); }, {"got float64, the dataset holds float32"});
+  expect_error([&] { f.write_rows("nope", 0, zeros({2, 3})); }, {"dataset '/nope'", "no such dataset"});
+  expect_error([&] { f.read_rows("x", 2, 3); }, {"dataset '/x'", "rows [2, 5) are outside its 4 rows"});
+  expect_error([&] { f.read_rows("s", 0, 1); }, {"dataset '/s'", "is a scalar"});
+  f.close();
+  Hdf5File r(p, Hdf5File::Mode::Read);
+  expect_error([&] { r.write_rows("x", 0, zeros({1, 3})); }, {"dataset '/x'", "read-only"});
+  expect_error([&] { r.create_dataset("z", DType::Float32, {1}); }, {"dataset '/z'", "read-only"});
+}
+
 }  // namespace
 }  // namespace moh
