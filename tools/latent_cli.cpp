@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "autograd/grad_mode.h"
+#include "autograd/tape.h"
 #include "core/io/checked_write.h"
 #include "core/ops.h"
 #include "data/image_decode.h"
@@ -21,6 +21,7 @@
 #include "data/latent_source.h"
 #include "trainers/autoencoder_task.h"
 #include "trainers/image_data_config.h"
+#include "trainers/trainer.h"
 #include "tools/cli_args.h"
 #include "tools/exit_status.h"
 #include "tools/progress_line.h"
@@ -65,13 +66,19 @@ int64_t stored_image_channels(const cli::StoredRun& run) {
   return it->second.size(1);
 }
 
-// The stored run's autoencoder with its checkpoint's weights, in eval mode.
-LoadedAutoencoder load_autoencoder(const std::string& target, const std::vector<std::string>& overrides,
-                                   const std::string& command) {
+// The stored run's autoencoder with its checkpoint's weights, in eval mode. `data_overrides` (the split a
+// command reads) apply after the user's overrides, once the run is known to be an autoencoder run.
+LoadedAutoencoder load_autoencoder(const std::string& target, std::vector<std::string> overrides,
+                                   const std::vector<std::string>& data_overrides, const std::string& command) {
   LoadedAutoencoder loaded{cli::open_stored_run(target, overrides, command), nullptr};
   if (loaded.run.task != "autoencoder")
     throw UsageError(str_cat("'", loaded.run.checkpoint, "' is a checkpoint of a '", loaded.run.task, "' run; ",
                              command, " needs a run of the autoencoder task"));
+  if (!data_overrides.empty()) {
+    overrides.insert(overrides.end(), data_overrides.begin(), data_overrides.end());
+    loaded.run.config = Config::parse(loaded.run.data.config_text, training_schema("autoencoder"),
+                                      loaded.run.checkpoint + " (stored config)", overrides);
+  }
   Generator init(0);  // the weights are the checkpoint's
   const int64_t channels = stored_image_channels(loaded.run);
   loaded.model = std::make_unique<Autoencoder>(autoencoder_options_from_config(loaded.run.config, channels), init);
@@ -110,9 +117,8 @@ int encode_command(int argc, char** argv) {
   Generator noise(cli::number<uint64_t>(args, "--seed", 0));
 
   // The split to read becomes the evaluation split of the stored data config.
-  overrides.push_back("data.eval_split=" + split);
-  overrides.push_back(str_cat("data.eval_limit=", limit));
-  LoadedAutoencoder ae = load_autoencoder(target, overrides, "moh encode");
+  LoadedAutoencoder ae = load_autoencoder(
+      target, overrides, {"data.eval_split=" + split, str_cat("data.eval_limit=", limit)}, "moh encode");
   const Config& cfg = ae.run.config;
   WarningChannel warnings;
   const std::unique_ptr<ImageSource> data = make_image_source(cfg, PixelRange::SignedUnit, 0, warnings);
@@ -189,7 +195,7 @@ int decode_command(int argc, char** argv) {
   if (first >= latents->size())
     throw UsageError(str_cat("--first ", first, " is past the ", latents->size(), " latents of '", latents_path, "'"));
   const int64_t count = std::min(wanted, latents->size() - first);
-  LoadedAutoencoder ae = load_autoencoder(target, overrides, "moh decode");
+  LoadedAutoencoder ae = load_autoencoder(target, overrides, {}, "moh decode");
   if (latents->latent_shape()[0] != ae.model->options().latent_channels)
     MOH_FAIL("moh decode: '", latents_path, "' holds latents of ", latents->latent_shape()[0],
              " channels; the autoencoder of '", ae.run.checkpoint, "' decodes ", ae.model->options().latent_channels);
@@ -202,7 +208,7 @@ int decode_command(int argc, char** argv) {
   constexpr int64_t kBatch = 64;
   for (int64_t done = 0; done < count;) {
     const int64_t b = std::min(kBatch, count - done);
-    std::vector<int64_t> indices(size_t(b));
+    std::vector<int64_t> indices(static_cast<size_t>(b));
     for (int64_t i = 0; i < b; ++i) indices[size_t(i)] = first + done + i;
     const Tensor decoded = centre_crop(ae.model->decode(ag::Variable(latents->read(indices).latents)).data(), crop);
     if (grid) {
