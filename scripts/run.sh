@@ -69,6 +69,14 @@ if [[ $task == llm ]]; then
   "$build_dir/moh" generate "$run_dir" --prompt "And God said" --max-tokens 300 --seed 1 >&2
   echo >&2
   echo "$result"
+elif [[ $task == autoencoder ]]; then
+  result=$("$build_dir/moh" eval "$run_dir" | tail -n 1)
+  psnr=$(sed -n 's/.*"psnr":\([0-9.e-]*\).*/\1/p' <<<"$result")
+  [[ -n "$psnr" ]] || { echo "run.sh: no psnr in the result: $result" >&2; exit 1; }
+  echo "run.sh: test PSNR $psnr dB; originals above reconstructions: $run_dir/checkpoints/reconstructions.png" >&2
+  echo "run.sh: encoding the training images to $run_dir/latents_train.h5 (the DiT family's input)" >&2
+  "$build_dir/moh" encode "$run_dir" --out "$run_dir/latents_train.h5" >&2
+  echo "$result"
 else
   exec scripts/eval_vit.sh "$run_dir"
 fi

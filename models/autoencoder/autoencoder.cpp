@@ -25,7 +25,7 @@ void AutoencoderOptions::validate() const {
 AutoencoderOptions autoencoder_preset(const std::string& name) {
   AutoencoderOptions o;
   if (name == "fmnist") {
-    o.in_channels = 1, o.base_channels = 32, o.channel_mult = {1, 2, 2}, o.res_blocks = 1, o.norm_groups = 8;
+    o.in_channels = 1, o.base_channels = 16, o.channel_mult = {1, 2, 4}, o.res_blocks = 1, o.norm_groups = 8;
     return o;
   }
   if (name == "sd") return o;

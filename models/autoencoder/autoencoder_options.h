@@ -28,8 +28,8 @@ struct AutoencoderOptions {
 };
 
 // Named sizes (the caller may change any field afterwards):
-//  fmnist  1 channel, ch 32, ch_mult [1, 2, 2] (f = 4: 32 x 32 images -> 4 x 8 x 8 latents), one
-//          ResnetBlock per level, mid attention, 8 norm groups
+//  fmnist  1 channel, ch 16, ch_mult [1, 2, 4] (f = 4: 32 x 32 images -> 4 x 8 x 8 latents), one
+//          ResnetBlock per level, mid attention, 8 norm groups (681,333 parameters)
 //  sd      the Stable-Diffusion v1 VAE (kl-f8): 3 channels, ch 128, ch_mult [1, 2, 4, 4], two ResnetBlocks
 //          per level, mid attention, 32 groups, 4 latent channels (83,653,863 parameters)
 // An unknown name throws listing the known ones.

@@ -99,6 +99,7 @@ TEST(Autoencoder, FmnistPresetMapsPaddedImagesToEightByEightLatents) {
   const AutoencoderOptions o = autoencoder_preset("fmnist");
   EXPECT_EQ(o.downsample_factor(), 4);
   const Autoencoder model(o, gen);
+  EXPECT_EQ(model.num_parameters(), 681333);  // the twin's count (tests/reference/autoencoder_reference.py)
   const ag::Variable x(uniform({2, 1, 32, 32}, -1.0, 1.0, gen));
   const AutoencoderOutput out = model.forward(x, &noise);
   EXPECT_EQ(out.posterior.mean.shape(), (Shape{2, 4, 8, 8}));

@@ -10,7 +10,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 PRESETS = {
-    "fmnist": dict(in_channels=1, ch=32, ch_mult=(1, 2, 2), num_res_blocks=1, z_channels=4, mid_attention=True,
+    "fmnist": dict(in_channels=1, ch=16, ch_mult=(1, 2, 4), num_res_blocks=1, z_channels=4, mid_attention=True,
                    groups=8),
     "sd": dict(in_channels=3, ch=128, ch_mult=(1, 2, 4, 4), num_res_blocks=2, z_channels=4, mid_attention=True,
                groups=32),
