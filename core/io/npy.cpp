@@ -16,6 +16,7 @@
 #include <optional>
 
 #include "core/io/checked_write.h"
+#include "core/io/file_descriptor.h"
 
 namespace moh {
 namespace {
@@ -222,29 +223,6 @@ void check_data_size(const NpyHeader& h, uint64_t available, const std::string& 
   MOH_CHECK(available == h.data_bytes(), where, ": ", available < h.data_bytes() ? "truncated" : "trailing bytes",
             ": expected ", h.data_bytes(), " data bytes for ", dtype_name(h.dtype), " shape ", shape_str(h.shape),
             ", the file holds ", available);
-}
-
-struct Fd {
-  int fd = -1;
-  explicit Fd(int f) : fd(f) {}
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-};
-
-bool read_at(int fd, void* dst, uint64_t n, uint64_t offset) {
-  char* p = static_cast<char*>(dst);
-  while (n > 0) {
-    const ssize_t got = ::pread(fd, p, std::min<uint64_t>(n, 1u << 30), off_t(offset));
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) return false;
-    p += got;
-    n -= uint64_t(got);
-    offset += uint64_t(got);
-  }
-  return true;
 }
 
 // An open .npy file with its header parsed and its size checked.

@@ -13,6 +13,7 @@
 #include <limits>
 
 #include "core/io/checked_write.h"
+#include "core/io/file_descriptor.h"
 #include "core/io/npy.h"
 
 namespace moh {
@@ -42,16 +43,6 @@ uint32_t crc_of(uint32_t crc, const void* data, size_t size) {
 }
 
 // ---- reading ----
-
-struct Fd {
-  int fd = -1;
-  explicit Fd(int f) : fd(f) {}
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-};
 
 class ZipReader {
  public:

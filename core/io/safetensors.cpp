@@ -16,6 +16,8 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "core/io/file_descriptor.h"
+
 namespace moh {
 namespace {
 
@@ -33,17 +35,6 @@ const char* safetensors_name(DType t) {
   MOH_FAIL("save_safetensors: no safetensors name for dtype ", dtype_name(t));
 }
 
-// Closes a file descriptor on scope exit.
-struct Fd {
-  int fd = -1;
-  explicit Fd(int f) : fd(f) {}
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-};
-
 struct Entry {
   std::string name;
   DType dtype;
@@ -56,20 +47,6 @@ struct Header {
   std::map<std::string, std::string> metadata;
   uint64_t data_start = 0;  // file offset of the data buffer
 };
-
-// Reads exactly n bytes at `offset`; false on a short read.
-bool read_at(int fd, void* dst, uint64_t n, uint64_t offset) {
-  char* p = static_cast<char*>(dst);
-  while (n > 0) {
-    const ssize_t got = ::pread(fd, p, std::min<uint64_t>(n, 1u << 30), off_t(offset));
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) return false;
-    p += got;
-    n -= uint64_t(got);
-    offset += uint64_t(got);
-  }
-  return true;
-}
 
 Entry parse_entry(const std::string& where, const std::string& name, const Json& j) {
   const std::string what = where + " tensor '" + name + "'";

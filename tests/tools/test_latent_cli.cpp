@@ -19,6 +19,7 @@
 #include "tests/core/nn_test_util.h"
 #include "tests/test_util.h"
 #include "tests/tools/cli_test_util.h"
+#include "tests/trainers/fashion_mnist_run.h"
 #include "trainers/autoencoder_task.h"
 #include "trainers/checkpoint.h"
 #include "trainers/trainer.h"
@@ -31,9 +32,7 @@ namespace fs = std::filesystem;
 class LatentCli : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    if (!fs::exists(default_fashion_mnist_root() + "/train-labels-idx1-ubyte.gz") &&
-        !fs::exists(default_fashion_mnist_root() + "/train-labels-idx1-ubyte"))
-      return;
+    if (!test::fashion_mnist_installed()) return;
     dir_ = fs::temp_directory_path() / ("moh_LatentCli_" + std::to_string(::getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
@@ -48,7 +47,7 @@ class LatentCli : public ::testing::Test {
   }
   static void TearDownTestSuite() { fs::remove_all(dir_); }
   void SetUp() override {
-    if (dir_.empty()) GTEST_SKIP() << "Fashion-MNIST is not installed (scripts/setup.sh installs dataset-fashion-mnist)";
+    if (dir_.empty()) GTEST_SKIP() << test::kNoFashionMnist;
     ASSERT_TRUE(trained_) << "the autoencoder run did not train";
   }
   static std::string path(const std::string& name) { return (dir_ / name).string(); }

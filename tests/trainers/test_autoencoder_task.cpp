@@ -10,6 +10,7 @@
 #include "data/fashion_mnist.h"
 #include "data/image_decode.h"
 #include "tests/test_util.h"
+#include "tests/trainers/fashion_mnist_run.h"
 #include "tests/trainers/resume_run.h"
 #include "trainers/autoencoder_task.h"
 #include "trainers/trainer.h"
@@ -19,28 +20,20 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class AutoencoderTask : public test::TempDirTest {
+class AutoencoderTask : public test::FashionMnistRunTest {
  protected:
-  void SetUp() override {
-    TempDirTest::SetUp();
-    if (!fs::exists(default_fashion_mnist_root() + "/train-labels-idx1-ubyte.gz") &&
-        !fs::exists(default_fashion_mnist_root() + "/train-labels-idx1-ubyte"))
-      GTEST_SKIP() << "Fashion-MNIST is not installed (scripts/setup.sh installs dataset-fashion-mnist)";
-  }
   // A narrow autoencoder (ch 8) on a Fashion-MNIST subset; `name` picks the run folder.
   Config config(const std::string& name, const std::vector<std::string>& overrides) const {
-    const std::string file = write(name + ".yaml",
-                                   "task: autoencoder\n"
-                                   "run: {name: " + name + ", dir: " + path("runs") + ", seed: 1}\n"
-                                   "train: {steps: 40, batch_size: 16, log_every: 10}\n"
-                                   "eval: {every: 0, batch_size: 64, grid_images: 0}\n"
-                                   "checkpoint: {every: 0}\n"
-                                   "optim: {lr: 0.003, weight_decay: 0}\n"
-                                   "schedule: {name: cosine, warmup_steps: 4}\n"
-                                   "data: {train_limit: 512, eval_limit: 64}\n"
-                                   "model: {base_channels: 8, norm_groups: 4}\n"
-                                   "threads: 1\n");
-    return Config::load(file, training_schema("autoencoder"), overrides);
+    return task_config("autoencoder", name,
+                       "train: {steps: 40, batch_size: 16, log_every: 10}\n"
+                       "eval: {every: 0, batch_size: 64, grid_images: 0}\n"
+                       "checkpoint: {every: 0}\n"
+                       "optim: {lr: 0.003, weight_decay: 0}\n"
+                       "schedule: {name: cosine, warmup_steps: 4}\n"
+                       "data: {train_limit: 512, eval_limit: 64}\n"
+                       "model: {base_channels: 8, norm_groups: 4}\n"
+                       "threads: 1\n",
+                       overrides);
   }
   std::unique_ptr<Task> create(const std::vector<std::string>& overrides) const {
     return task_family("autoencoder").create(config("check", overrides));

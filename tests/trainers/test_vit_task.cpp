@@ -14,6 +14,7 @@
 #include "data/fashion_mnist.h"
 #include "tests/data/image_test_util.h"
 #include "tests/test_util.h"
+#include "tests/trainers/fashion_mnist_run.h"
 #include "tests/trainers/resume_run.h"
 #include "trainers/checkpoint.h"
 #include "trainers/trainer.h"
@@ -23,28 +24,20 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class VitTask : public test::TempDirTest {
+class VitTask : public test::FashionMnistRunTest {
  protected:
-  void SetUp() override {
-    TempDirTest::SetUp();
-    if (!fs::exists(default_fashion_mnist_root() + "/train-labels-idx1-ubyte.gz") &&
-        !fs::exists(default_fashion_mnist_root() + "/train-labels-idx1-ubyte"))
-      GTEST_SKIP() << "Fashion-MNIST is not installed (scripts/setup.sh installs dataset-fashion-mnist)";
-  }
   // A small ViT on a Fashion-MNIST subset; `name` picks the run folder.
   Config config(const std::string& name, const std::vector<std::string>& overrides) const {
-    const std::string file = write(name + ".yaml",
-                                   "task: vit\n"
-                                   "run: {name: " + name + ", dir: " + path("runs") + ", seed: 1}\n"
-                                   "train: {steps: 80, batch_size: 32, log_every: 10}\n"
-                                   "eval: {every: 0, batch_size: 128}\n"
-                                   "checkpoint: {every: 0}\n"
-                                   "optim: {lr: 0.003, weight_decay: 0.05}\n"
-                                   "schedule: {name: cosine, warmup_steps: 5}\n"
-                                   "data: {train_limit: 1024, eval_limit: 300, crop_padding: 0, hflip: 0}\n"
-                                   "model: {patch_size: 7, dim: 32, depth: 2, heads: 4, pool: avg}\n"
-                                   "threads: 2\n");
-    return Config::load(file, training_schema("vit"), overrides);
+    return task_config("vit", name,
+                       "train: {steps: 80, batch_size: 32, log_every: 10}\n"
+                       "eval: {every: 0, batch_size: 128}\n"
+                       "checkpoint: {every: 0}\n"
+                       "optim: {lr: 0.003, weight_decay: 0.05}\n"
+                       "schedule: {name: cosine, warmup_steps: 5}\n"
+                       "data: {train_limit: 1024, eval_limit: 300, crop_padding: 0, hflip: 0}\n"
+                       "model: {patch_size: 7, dim: 32, depth: 2, heads: 4, pool: avg}\n"
+                       "threads: 2\n",
+                       overrides);
   }
 };
 
