@@ -1,9 +1,7 @@
 // Process-wide numerics switches the backends read (set once by the trainer from config):
 //  - deterministic algorithms: every kernel gives bitwise-identical results run to run (the CUDA
 //    kernels never reduce through float atomics; this switch additionally pins cuBLASLt to the
-//    first heuristic algorithm without split-K workspaces). The CPU backend is always deterministic
-//    at a given thread count; the switch also makes its float32 convolution weight and bias
-//    gradients independent of the thread count (core/cpu/conv.cpp).
+//    first heuristic algorithm without split-K workspaces). The CPU backend is always deterministic.
 //  - TF32: float32 GEMMs on CUDA may use TF32 tensor cores (10-bit mantissa inputs, float32
 //    accumulation). Off by default; a config opts in.
 //  - GEMM autocast (mixed precision): Float32 = off; BFloat16 or Float16 = float32 matmuls on CUDA

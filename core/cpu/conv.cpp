@@ -3,14 +3,11 @@
 //    gradient; im2col + GEMM (core/cpu/conv_im2col.cpp) for a problem oneDNN does not implement, for an
 //    empty batch, and for a bias gradient asked for without the weight gradient.
 //  - float64: im2col + GEMM (oneDNN has no float64 convolution).
-// Determinism: every path gives the same bits run to run at one thread count. oneDNN's forward and
-// input gradient are also the same for any thread count (each output element is summed by one thread
-// in an order set by the shape), but its weight and bias gradients split the batch sum over threads,
-// so their bits change with the thread count. Under moh::deterministic_algorithms() the weight and
-// bias gradients therefore take im2col, whose batch sums have one order for any thread count.
+// Determinism: every path gives the same bits run to run at a given thread count. oneDNN's forward
+// and input gradient are also the same for any thread count; its weight and bias gradients split the
+// batch sum over threads and change in the last bits with the thread count (docs/conv.md).
 #include "core/cpu/conv.h"
 
-#include "core/backend_flags.h"
 #include "core/cpu/conv_im2col.h"
 #include "core/cpu/conv_onednn.h"
 
@@ -33,7 +30,7 @@ void conv2d_backward(const Tensor& grad_out, const Tensor& x, const Tensor& weig
   Tensor im2col_input, im2col_weight, im2col_bias;  // what oneDNN leaves to im2col
   if (grad_input.defined() && !onednn_conv2d_backward_data(grad_out, weight, params, grad_input))
     im2col_input = grad_input;
-  const bool onednn_weights = grad_weight.defined() && !deterministic_algorithms() &&
+  const bool onednn_weights = grad_weight.defined() &&
                               onednn_conv2d_backward_weights(grad_out, x, params, grad_weight, grad_bias);
   if (!onednn_weights) {
     im2col_weight = grad_weight;

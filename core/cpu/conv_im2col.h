@@ -3,8 +3,9 @@
 // of one dtype (float32/float64); the geometry was validated by core/ops/conv.cpp.
 // Samples are processed in chunks (a fixed number per chunk, set by the shape alone): a chunk's
 // columns [C/groups * KH * KW, samples * HO * WO] are one GEMM operand per group, so small planes
-// still give BLAS wide products. Batch sums (weight and bias gradients) run chunk by chunk in order,
-// so their bits do not depend on the thread count.
+// still give BLAS wide products. Batch sums (weight and bias gradients) run chunk by chunk in an
+// order set by the shape alone (OpenBLAS's GEMM within a chunk may still pick thread-dependent
+// kernels: docs/conv.md).
 #pragma once
 
 #include "core/math/conv_geometry.h"

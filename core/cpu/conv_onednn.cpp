@@ -3,7 +3,8 @@
 // between them when they differ. Plans are cached by problem in a mutex-guarded map (built once, read
 // many times; a problem oneDNN cannot run is cached as null). One engine serves the process; each
 // calling thread has its own stream (a stream is not safe to share between threads executing at once).
-// Scratch (reordered operands, oneDNN's scratchpad) comes from the tensor allocator per call.
+// Scratch (reordered operands, oneDNN's scratchpad) comes from the tensor allocator per call, so a
+// cached primitive may run on several threads at once (user scratchpad mode).
 #include "core/cpu/conv_onednn.h"
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -12,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <tuple>
+#include <utility>
 #include <unordered_map>
 #include <vector>
 

@@ -1,13 +1,12 @@
 // The oneDNN float32 convolution (core/cpu/conv_onednn.h) against the float64 im2col path on the
 // geometries of tests/core/conv_cases.h and the autoencoder's layer shapes: forward and all three
 // gradients; strided operands through the op; what depends on the thread count and what does not
-// (core/cpu/conv.cpp), with and without deterministic_algorithms().
+// (core/cpu/conv.cpp).
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "core/backend_flags.h"
 #include "core/cpu/conv_onednn.h"
 #include "core/ops.h"
 #include "tests/core/conv_cases.h"
@@ -80,12 +79,6 @@ TEST(Conv2dOneDnn, MatchesFloat64Im2colOnTheAutoencoderShapes) {
   for (const ConvCase& k : kAutoencoderCases) check_against_float64(k, seed += 4);
 }
 
-// Restores the deterministic-algorithms switch when a test that changes it ends.
-struct DeterministicGuard {
-  bool saved = deterministic_algorithms();
-  ~DeterministicGuard() { set_deterministic_algorithms(saved); }
-};
-
 struct ThreadRun {
   Tensor out;
   Conv2dBackward grads;
@@ -100,8 +93,6 @@ ThreadRun run_with_threads(int threads, const ConvCase& k, const Operands& in) {
 
 // oneDNN's forward and input gradient sum each element in one thread: the same bits for 1 and 2 threads.
 TEST(Conv2dOneDnn, ForwardAndInputGradientHaveTheSameBitsForOneAndTwoThreads) {
-  DeterministicGuard guard;
-  set_deterministic_algorithms(false);
   for (const ConvCase* table : {std::begin(kCases), std::begin(kAutoencoderCases)}) {
     const ConvCase* end = table == std::begin(kCases) ? std::end(kCases) : std::end(kAutoencoderCases);
     for (const ConvCase* k = table; k != end; ++k) {
@@ -113,19 +104,15 @@ TEST(Conv2dOneDnn, ForwardAndInputGradientHaveTheSameBitsForOneAndTwoThreads) {
   }
 }
 
-// Under deterministic_algorithms() the weight and bias gradients (im2col's batch sums) keep their bits
-// for any thread count, and stay right.
-TEST(Conv2dOneDnn, DeterministicModeGivesThreadIndependentBatchSums) {
-  DeterministicGuard guard;
-  set_deterministic_algorithms(true);
+// At one thread count every result, the weight and bias gradients included, repeats bit for bit.
+TEST(Conv2dOneDnn, RepeatsBitForBitAtOneThreadCount) {
   for (const ConvCase& k : kAutoencoderCases) {
     const Operands in = operands(k, 400);
-    const ThreadRun one = run_with_threads(1, k, in), two = run_with_threads(2, k, in);
-    EXPECT_EQ(one.grads.grad_weight.to_vector<float>(), two.grads.grad_weight.to_vector<float>()) << k.name;
-    EXPECT_EQ(one.grads.grad_bias.to_vector<float>(), two.grads.grad_bias.to_vector<float>()) << k.name;
-    const Conv2dBackward want = conv2d_backward(f64(in.g), f64(in.x), f64(in.w), k.p);
-    expect_close(one.grads.grad_weight, want.grad_weight, 1e-4, std::string(k.name) + " grad_weight");
-    expect_close(one.grads.grad_bias, want.grad_bias, 1e-4, std::string(k.name) + " grad_bias");
+    const ThreadRun a = run_with_threads(2, k, in), b = run_with_threads(2, k, in);
+    EXPECT_EQ(a.out.to_vector<float>(), b.out.to_vector<float>()) << k.name;
+    EXPECT_EQ(a.grads.grad_input.to_vector<float>(), b.grads.grad_input.to_vector<float>()) << k.name;
+    EXPECT_EQ(a.grads.grad_weight.to_vector<float>(), b.grads.grad_weight.to_vector<float>()) << k.name;
+    EXPECT_EQ(a.grads.grad_bias.to_vector<float>(), b.grads.grad_bias.to_vector<float>()) << k.name;
   }
 }
 
