@@ -6,6 +6,7 @@
 // planes run in parallel; every sum has one fixed order, so no result depends on the thread count.
 #include "core/cpu/group_norm.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
