@@ -1,9 +1,7 @@
-// layer_norm / rms_norm: one tape node each with inputs (x, weight[, bias]); the closure saves x,
-// the weight and the row statistics, and calls the fused backward once for all gradients.
+// layer_norm / rms_norm / group_norm: one tape node each with inputs (x, weight[, bias]); the closure
+// saves x, the weight and the row statistics, and calls the fused backward once for all gradients.
 #include "autograd/norm_fns.h"
 
-#include "autograd/elementwise_fns.h"
-#include "autograd/shape_fns.h"
 #include "autograd/tape.h"
 #include "core/ops.h"
 
@@ -39,21 +37,14 @@ Variable rms_norm(const Variable& x, const Variable& weight, double eps) {
 }
 
 Variable group_norm(const Variable& x, int64_t groups, const Variable& weight, const Variable& bias, double eps) {
-  const Tensor& t = x.data();
-  MOH_CHECK(t.dim() >= 2, "group_norm: expected the input as [N, C, ...], got ", describe(t));
-  const int64_t channels = t.size(1);
-  MOH_CHECK(groups >= 1 && channels % groups == 0, "group_norm: groups ", groups, " must divide the ", channels,
-            " channels of ", describe(t));
-  for (const Variable* p : {&weight, &bias})
-    MOH_CHECK(!p->defined() || p->data().shape() == Shape{channels}, "group_norm: expected the weight and bias as [",
-              channels, "], got ", describe(p->data()));
-  Variable normed = layer_norm(reshape(x, {t.size(0) * groups, -1}), Variable(), Variable(), eps);
-  Variable out = reshape(normed, t.shape());
-  Shape per_channel(t.dim(), 1);
-  per_channel[1] = channels;
-  if (weight.defined()) out = mul(out, reshape(weight, per_channel));
-  if (bias.defined()) out = add(out, reshape(bias, per_channel));
-  return out;
+  Tensor w = data_or_undefined(weight);
+  NormForward forward = moh::group_norm(x.data(), groups, w, data_or_undefined(bias), eps);
+  return record("group_norm", forward.out, {x, weight, bias},
+                [x = x.data(), groups, w, saved = statistics(forward), has_bias = bias.defined()](const Tensor& g,
+                                                                                                  const Needs&) {
+                  NormBackward grads = moh::group_norm_backward(g, x, groups, saved, w, has_bias);
+                  return std::vector<Tensor>{grads.grad_x, grads.grad_weight, grads.grad_bias};
+                });
 }
 
 }  // namespace moh::ag

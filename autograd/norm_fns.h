@@ -1,8 +1,7 @@
 // Differentiable normalisation over the last dim: layer_norm (weight and bias optional: pass an
 // undefined Variable) and rms_norm (weight optional). Forward and backward are the fused ops of
 // core/ops.h; the per-row mean/rstd statistics are saved, not recomputed. group_norm (channels
-// second, as torch.nn.GroupNorm) is layer_norm without affine over the [N * groups, rest] view of
-// the input, then the per-channel weight and bias.
+// second, as torch.nn.GroupNorm) is the fused op of core/ops.h too, its per-channel affine included.
 #pragma once
 
 #include "autograd/variable.h"

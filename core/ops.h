@@ -114,6 +114,15 @@ NormBackward layer_norm_backward(const Tensor& grad_out, const Tensor& x, const 
 NormForward rms_norm(const Tensor& x, const Tensor& weight, double eps);
 NormBackward rms_norm_backward(const Tensor& grad_out, const Tensor& x, const NormForward& saved,
                                const Tensor& weight);
+// group_norm (channels second, as torch.nn.GroupNorm): x [N, C, ...] with groups dividing C; each
+// sample's group of C / groups channels is normalised over its values (with the trailing dims), then
+// scaled and shifted per channel by weight [C] and bias [C] (either may be undefined). Saved mean and
+// rstd are [N * groups]. Fused: one pass for the statistics and one for the output; the backward reads
+// its inputs twice. grad_weight / grad_bias are summed over samples in a fixed order (the same bits for
+// any thread count).
+NormForward group_norm(const Tensor& x, int64_t groups, const Tensor& weight, const Tensor& bias, double eps);
+NormBackward group_norm_backward(const Tensor& grad_out, const Tensor& x, int64_t groups, const NormForward& saved,
+                                 const Tensor& weight, bool has_bias);
 
 // ---------------------------------------------------------------- matmul (BLAS)
 // a [..., M, K] @ b [..., K, N] -> [..., M, N]; batch dims broadcast; 1-D operands are not
@@ -264,7 +273,9 @@ struct Conv2dBackward {
 struct Conv2dGrads {  // which gradients conv2d_backward computes
   bool input = true, weight = true, bias = true;
 };
-// Summed over the batch in a fixed order: the same bits for any thread count.
+// The same bits run to run at a given thread count. On the CPU, float32 weight and bias gradients
+// (oneDNN) change in the last bits with the thread count; float64 batch sums run in chunks in an
+// order set by the shape (docs/conv.md says what else can depend on the thread count).
 Conv2dBackward conv2d_backward(const Tensor& grad_out, const Tensor& x, const Tensor& weight,
                                const Conv2dParams& params, Conv2dGrads wanted = {});
 

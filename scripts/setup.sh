@@ -12,6 +12,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++ pkg-config
   libopenblas-openmp-dev      # BLAS on the OpenMP runtime (linked statically: cmake/openblas_static.cmake)
+  libdnnl-dev                 # oneDNN: float32 CPU convolutions (core/cpu/conv_onednn.cpp), on the OpenMP runtime
   nlohmann-json3-dev          # JSON (safetensors headers, metrics)
   libspdlog-dev               # run logs (train.log)
   libyaml-cpp-dev             # YAML run configs (trainers/config)

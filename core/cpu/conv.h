@@ -1,9 +1,6 @@
-// CPU 2-D convolution (NCHW) as im2col + BLAS GEMM, forward and backward. All tensors are
-// contiguous and of one dtype (float32/float64); the geometry was validated by core/ops/conv.cpp.
-// Samples are processed in chunks (a fixed number per chunk, set by the shape alone): a chunk's
-// columns [C/groups * KH * KW, samples * HO * WO] are one GEMM operand per group, so small planes
-// still give BLAS wide products. Batch sums (weight and bias gradients) run chunk by chunk in order,
-// so their bits do not depend on the thread count.
+// CPU 2-D convolution (NCHW), forward and backward: oneDNN for float32, im2col + BLAS GEMM for float64
+// and for what oneDNN does not take (core/cpu/conv.cpp says which). All tensors are contiguous and of
+// one dtype (float32/float64); the geometry was validated by core/ops/conv.cpp.
 #pragma once
 
 #include "core/math/conv_geometry.h"

@@ -25,6 +25,27 @@ MOH_FORCE_INLINE double lane_sum(int64_t n, Term&& term) {
   return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7])) + tail;
 }
 
+// Two sums in one pass: {sum_{i < n} first(i), sum_{i < n} second(i)}, each in the order of lane_sum.
+struct SumPair {
+  double first, second;
+};
+template <class First, class Second>
+MOH_FORCE_INLINE SumPair lane_sum_pair(int64_t n, First&& first, Second&& second) {
+  double a[kLanes] = {}, b[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int64_t k = 0; k < kLanes; ++k) {
+      a[k] += first(i + k);
+      b[k] += second(i + k);
+    }
+  double tail_a = 0, tail_b = 0;
+  for (; i < n; ++i) tail_a += first(i), tail_b += second(i);
+  auto fold = [](const double* l, double tail) {
+    return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7])) + tail;
+  };
+  return {fold(a, tail_a), fold(b, tail_b)};
+}
+
 // max_{i < n} x[i] (-inf when n == 0). NaN entries are skipped (callers see them through the sum).
 template <class T>
 MOH_FORCE_INLINE T lane_max(const T* x, int64_t n) {

@@ -10,6 +10,7 @@
 #include "core/cuda/elementwise.h"
 #include "core/cuda/embedding.h"
 #include "core/cuda/fill.h"
+#include "core/cuda/group_norm.h"
 #include "core/cuda/grouped_linear.h"
 #include "core/cuda/indexing.h"
 #include "core/cuda/join.h"

@@ -12,6 +12,7 @@
 #include "core/factory.h"
 #include "core/ops.h"
 #include "tests/core/nn_test_util.h"
+#include "tests/core/conv_cases.h"
 #include "tests/test_util.h"
 
 namespace moh {
@@ -20,29 +21,8 @@ namespace {
 using nn_test::expect_close;
 using nn_test::randn;
 
-struct ConvCase {
-  const char* name;
-  int64_t n, c, h, w, o, kh, kw;
-  Conv2dParams p;
-};
-
-// Chunks: samples_per_chunk gives 2048 / (HO * WO) samples per chunk, so the 4x4 and 6x6 outputs
-// below run several samples per chunk (with a partial last one), the 16x16 ones one sample each.
-const ConvCase kCases[] = {
-    {"3x3 same", 2, 3, 7, 6, 4, 3, 3, {1, 1, 1, 1, 1, 1, 1}},
-    {"3x3 valid", 1, 2, 5, 5, 3, 3, 3, {}},
-    {"stride 2 pad 1", 3, 4, 9, 8, 5, 3, 3, {2, 2, 1, 1, 1, 1, 1}},
-    {"rectangular kernel, uneven stride", 2, 3, 8, 7, 2, 2, 3, {1, 2, 0, 1, 1, 1, 1}},
-    {"dilation 2", 2, 2, 9, 9, 3, 3, 3, {1, 1, 2, 2, 2, 2, 1}},
-    {"padding beyond the kernel", 1, 2, 3, 3, 2, 2, 2, {1, 1, 3, 2, 1, 1, 1}},
-    {"groups 2", 2, 4, 6, 5, 6, 3, 3, {1, 1, 1, 1, 1, 1, 2}},
-    {"depthwise", 2, 3, 5, 5, 3, 3, 3, {1, 1, 1, 1, 1, 1, 3}},
-    {"pointwise, one sample per chunk", 3, 5, 16, 16, 4, 1, 1, {}},
-    {"pointwise, chunked", 130, 3, 4, 4, 2, 1, 1, {}},
-    {"1x1 stride 2", 2, 3, 6, 6, 2, 1, 1, {2, 2, 0, 0, 1, 1, 1}},
-    {"chunked with a partial last chunk", 61, 2, 6, 6, 3, 3, 3, {1, 1, 0, 0, 1, 1, 1}},
-    {"16x16 planes", 2, 3, 16, 16, 8, 3, 3, {1, 1, 1, 1, 1, 1, 1}},
-};
+using conv_test::ConvCase;
+using conv_test::kCases;
 
 struct Reference {
   std::vector<double> out, grad_input, grad_weight, grad_bias;
