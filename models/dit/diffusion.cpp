@@ -13,7 +13,7 @@ ag::Variable constant(Tensor t) { return ag::Variable(std::move(t)); }
 
 }  // namespace
 
-ModelOutput split_model_output(const ag::Variable& output) {
+EpsAndVariance split_model_output(const ag::Variable& output) {
   MOH_CHECK(output.defined() && output.dim() >= 2 && output.size(1) % 2 == 0 && output.size(1) > 0,
             "diffusion: the model output must be [N, 2C, ...] (eps and the variance values), got ",
             output.defined() ? output.describe() : "undefined");
@@ -101,7 +101,7 @@ Tensor GaussianDiffusion::predict_eps_from_xstart(const Tensor& x_t, const Tenso
              extract(tables_.sqrt_recipm1_alphas_cumprod, t, x_t));
 }
 
-ModelPrediction GaussianDiffusion::p_mean_variance(const ModelOutput& output, const Tensor& x_t, const Tensor& t,
+ReversePrediction GaussianDiffusion::p_mean_variance(const EpsAndVariance& output, const Tensor& x_t, const Tensor& t,
                                                    bool clip_denoised) const {
   MOH_CHECK(output.var_values.shape() == x_t.shape(), "diffusion: the model's variance values ",
             output.var_values.describe(), " must have the shape of x_t ", describe(x_t));

@@ -31,14 +31,14 @@ struct GaussianMoments {
 };
 
 // The model output split along dim 1: eps and the variance interpolation v.
-struct ModelOutput {
+struct EpsAndVariance {
   ag::Variable eps, var_values;
 };
 // output [N, 2C, ...] -> {eps, v}, each [N, C, ...] (views; gradients flow back into output).
-ModelOutput split_model_output(const ag::Variable& output);
+EpsAndVariance split_model_output(const ag::Variable& output);
 
 // p(x_{t-1} | x_t) and the x_0 it predicts.
-struct ModelPrediction {
+struct ReversePrediction {
   GaussianMoments moments;
   ag::Variable pred_xstart;
 };
@@ -70,7 +70,7 @@ class GaussianDiffusion {
   Tensor predict_eps_from_xstart(const Tensor& x_t, const Tensor& t, const Tensor& pred_xstart) const;
   // p(x_{t-1} | x_t) from the model output at (x_t, t); clip_denoised clamps the predicted x_0 to
   // [-1, 1] before the posterior mean is taken from it.
-  ModelPrediction p_mean_variance(const ModelOutput& output, const Tensor& x_t, const Tensor& t,
+  ReversePrediction p_mean_variance(const EpsAndVariance& output, const Tensor& x_t, const Tensor& t,
                                   bool clip_denoised) const;
 
  private:

@@ -21,7 +21,7 @@ ag::Variable mean_flat(const ag::Variable& x) {
 
 }  // namespace
 
-ag::Variable vb_terms_bpd(const GaussianDiffusion& diffusion, const ModelOutput& output, const Tensor& x_start,
+ag::Variable vb_terms_bpd(const GaussianDiffusion& diffusion, const EpsAndVariance& output, const Tensor& x_start,
                           const Tensor& x_t, const Tensor& t, bool clip_denoised) {
   const GaussianMoments truth = diffusion.q_posterior_mean_variance(ag::Variable(x_start), x_t, t);
   const GaussianMoments model = diffusion.p_mean_variance(output, x_t, t, clip_denoised).moments;
@@ -38,7 +38,7 @@ DiffusionLosses training_losses(const GaussianDiffusion& diffusion, const ag::Va
   MOH_CHECK(x_start.dim() >= 2 && x_t.shape() == x_start.shape() && noise.shape() == x_start.shape(),
             "diffusion: training_losses: x_start ", describe(x_start), ", x_t ", describe(x_t), " and noise ",
             describe(noise), " must share one [N, C, ...] shape");
-  const ModelOutput output = split_model_output(ag::to(model_output, x_start.dtype()));
+  const EpsAndVariance output = split_model_output(ag::to(model_output, x_start.dtype()));
   MOH_CHECK(output.eps.shape() == x_start.shape(), "diffusion: training_losses: the model output ",
             model_output.describe(), " must be [N, 2C, ...] for data ", describe(x_start));
   // The bound trains the variance only: the mean it sees is the detached eps.

@@ -31,7 +31,7 @@ DiffusionLosses training_losses(const GaussianDiffusion& diffusion, const ag::Va
 
 // The variational-bound term of step t [N] in bits per dim for the model output's p(x_{t-1} | x_t)
 // (the reference's _vb_terms_bpd output): the KL for t > 0, the decoder NLL for t == 0.
-ag::Variable vb_terms_bpd(const GaussianDiffusion& diffusion, const ModelOutput& output, const Tensor& x_start,
+ag::Variable vb_terms_bpd(const GaussianDiffusion& diffusion, const EpsAndVariance& output, const Tensor& x_start,
                           const Tensor& x_t, const Tensor& t, bool clip_denoised);
 
 // batch timesteps drawn uniformly from [0, num_timesteps) (the reference's UniformSampler), int64 [batch].

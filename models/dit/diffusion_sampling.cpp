@@ -10,7 +10,7 @@
 namespace moh {
 namespace {
 
-ModelPrediction predict(const GaussianDiffusion& diffusion, const DenoiseFn& model, const Tensor& x, const Tensor& t,
+ReversePrediction predict(const GaussianDiffusion& diffusion, const DenoiseFn& model, const Tensor& x, const Tensor& t,
                         bool clip_denoised) {
   const Tensor output = model(x, diffusion.model_timesteps(t));
   MOH_CHECK(output.defined() && output.dim() == x.dim() && output.size(0) == x.size(0) &&
@@ -38,7 +38,7 @@ DiffusionSampler parse_diffusion_sampler(const std::string& name) {
 SampleStep p_sample(const GaussianDiffusion& diffusion, const DenoiseFn& model, const Tensor& x, const Tensor& t,
                     Generator& gen, bool clip_denoised) {
   ag::NoGradGuard no_grad;
-  const ModelPrediction p = predict(diffusion, model, x, t, clip_denoised);
+  const ReversePrediction p = predict(diffusion, model, x, t, clip_denoised);
   const Tensor noise = normal(x.shape(), 0.0, 1.0, gen, x.dtype(), x.device());
   const Tensor scale = mul(exp(mul(p.moments.log_variance.data(), 0.5)), nonzero_mask(diffusion, t, x));
   return {add(p.moments.mean.data(), mul(scale, noise)), p.pred_xstart.data()};

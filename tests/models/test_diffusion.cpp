@@ -270,7 +270,7 @@ TEST(Diffusion, PMeanVarianceMatchesTheTorchTranscription) {
                                       {"loss_cosine_spaced", DiffusionOptions{BetaSchedule::Cosine, 1000, "10,15,20"}}}) {
     const GaussianDiffusion d = GaussianDiffusion::create(options);
     const std::string c = name;
-    const ModelPrediction p = d.p_mean_variance(split_model_output(ag::Variable(fixture_tensor(c + ".model_output"))),
+    const ReversePrediction p = d.p_mean_variance(split_model_output(ag::Variable(fixture_tensor(c + ".model_output"))),
                                                 fixture_tensor(c + ".x_t"), fixture_tensor(c + ".t"), true);
     nn_test::expect_close(p.moments.mean.data(), fixture_tensor(c + ".mean"), 1e-10, c + " mean");
     nn_test::expect_close(p.moments.log_variance.data(), fixture_tensor(c + ".log_variance"), 1e-10, c + " log var");
@@ -283,7 +283,7 @@ TEST(Diffusion, VarianceValuesInterpolateTheLogVarianceRange) {
   const GaussianDiffusion d = GaussianDiffusion::create({});
   const Tensor x_t = zeros({3, 1, 1, 1}, DType::Float64), t = from_vector<int64_t>({0, 10, 999}, {3});
   const auto log_var = [&](double v) {
-    const ModelOutput out{ag::Variable(zeros({3, 1, 1, 1}, DType::Float64)), ag::Variable(full({3, 1, 1, 1}, v, DType::Float64))};
+    const EpsAndVariance out{ag::Variable(zeros({3, 1, 1, 1}, DType::Float64)), ag::Variable(full({3, 1, 1, 1}, v, DType::Float64))};
     return values(d.p_mean_variance(out, x_t, t, false).moments.log_variance.data());
   };
   const auto& tab = d.tables();

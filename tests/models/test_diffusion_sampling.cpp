@@ -32,7 +32,7 @@ Tensor start(uint64_t seed, DType dtype = DType::Float64) {
   return normal({3, 2, 4, 4}, 0, 1, gen, dtype);
 }
 
-ModelPrediction prediction(const GaussianDiffusion& d, const Tensor& x, const Tensor& t, bool clip) {
+ReversePrediction prediction(const GaussianDiffusion& d, const Tensor& x, const Tensor& t, bool clip) {
   return d.p_mean_variance(split_model_output(ag::Variable(fake_model(x, d.model_timesteps(t)))), x, t, clip);
 }
 
@@ -41,7 +41,7 @@ TEST(DiffusionSampling, PSampleAtStepZeroReturnsTheMean) {
   const Tensor x = start(1), t = zeros({3}, DType::Int64);
   Generator gen(9);
   const SampleStep step = p_sample(d, fake_model, x, t, gen, true);
-  const ModelPrediction p = prediction(d, x, t, true);
+  const ReversePrediction p = prediction(d, x, t, true);
   test::expect_same_bytes(step.sample, p.moments.mean.data(), "sample");
   test::expect_same_bytes(step.pred_xstart, p.pred_xstart.data(), "pred_xstart");
 }
@@ -51,7 +51,7 @@ TEST(DiffusionSampling, PSampleAddsTheGeneratorsNoiseAtTheModelsStd) {
   const Tensor x = start(2), t = from_vector<int64_t>({0, 7, 249}, {3});
   Generator gen(9), same(9);
   const Tensor sample = p_sample(d, fake_model, x, t, gen, false).sample;
-  const ModelPrediction p = prediction(d, x, t, false);
+  const ReversePrediction p = prediction(d, x, t, false);
   const Tensor noise = normal(x.shape(), 0, 1, same, DType::Float64);
   const std::vector<double> got = sample.to_vector<double>(), mean = p.moments.mean.data().to_vector<double>();
   const std::vector<double> log_var = p.moments.log_variance.data().to_vector<double>(), z = noise.to_vector<double>();
@@ -73,7 +73,7 @@ TEST(DiffusionSampling, DdimWithEtaZeroIsTheDeterministicClosedForm) {
   EXPECT_EQ(a.offset(), 0u);  // no noise drawn
   // x_{t-1} = x_0 sqrt(ab_prev) + sqrt(1 - ab_prev) eps, eps the model's (no clipping).
   const Tensor eps = split(fake_model(x, d.model_timesteps(t)), 2, 1)[0];
-  const ModelPrediction p = prediction(d, x, t, false);
+  const ReversePrediction p = prediction(d, x, t, false);
   const std::vector<double> x0 = p.pred_xstart.data().to_vector<double>(), e = eps.to_vector<double>();
   const std::vector<double> got = sa.sample.to_vector<double>();
   const std::vector<int64_t> ts = t.to_vector<int64_t>();
@@ -90,7 +90,7 @@ TEST(DiffusionSampling, DdimWithEtaOneIsThePosteriorDraw) {
   const Tensor x = start(4), t = from_vector<int64_t>({3, 400, 999}, {3});
   Generator gen(5), same(5);
   const Tensor sample = ddim_sample(d, fake_model, x, t, gen, true, 1.0).sample;
-  const ModelPrediction p = prediction(d, x, t, true);
+  const ReversePrediction p = prediction(d, x, t, true);
   const Tensor post_mean = d.q_posterior_mean_variance(p.pred_xstart, x, t).mean.data();
   const Tensor expected = add(post_mean, mul(sqrt(d.extract(d.tables().posterior_variance, t, x)),
                                              normal(x.shape(), 0, 1, same, DType::Float64)));
