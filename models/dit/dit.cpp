@@ -2,8 +2,11 @@
 // FLOP count (see dit.h).
 #include "models/dit/dit.h"
 
+#include <initializer_list>
+#include <optional>
+#include <utility>
+
 #include "autograd/autograd.h"
-#include "core/factory.h"
 #include "layers/init.h"
 #include "layers/module_list.h"
 #include "layers/position.h"

@@ -3,7 +3,6 @@
 
 #include "autograd/autograd.h"
 #include "core/factory.h"
-#include "layers/init.h"
 #include "layers/module_list.h"
 #include "layers/position.h"
 #include "models/dit/dit.h"

@@ -219,6 +219,11 @@ TEST(Dit, PresetsHaveThePapersSizes) {
   // From the twin (tests/reference/make_dit_fixture.py prints them): DiT's 33M / 130M / 458M / 675M.
   EXPECT_EQ(dit_preset("DiT-L/2").depth, 24);
   EXPECT_EQ(dit_preset("DiT-XL/2").dim, 1152);
+  for (const char* name : {"DiT-S/2", "DiT-B/2", "DiT-L/2", "DiT-XL/2", "MoH-DiT-S/2-90", "MoH-DiT-S/2-75",
+                           "MoH-DiT-B/2-90", "MoH-DiT-B/2-75", "fmnist"})
+    EXPECT_NO_THROW(dit_preset(name).validate()) << name;  // the MoH lists fit depth and heads
+  EXPECT_EQ(dit_preset("MoH-DiT-B/2-75").attention.routed_topk,
+            (std::vector<int64_t>{2, 2, 3, 3, 3, 3, 3, 3, 3, 3, 0, 0}));
   Generator gen(0);
   const DiT small(dit_preset("DiT-S/2"), gen);
   EXPECT_EQ(small.num_parameters(), 32865056);
