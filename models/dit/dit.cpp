@@ -21,6 +21,9 @@ std::vector<int64_t> runs(std::initializer_list<std::pair<int64_t, int64_t>> par
   return out;
 }
 
+// An MoH layer's gate weights (router, shared_gate, stage_gate): every attention parameter but the projections.
+bool is_gate_weight(const std::string& name) { return name.rfind("qkv.", 0) != 0 && name.rfind("proj.", 0) != 0; }
+
 }  // namespace
 
 void DitOptions::validate() const {
@@ -91,6 +94,10 @@ DiT::DiT(const DitOptions& options, Generator& gen, std::shared_ptr<Generator> l
   for (int64_t i = 0; i < o.depth; ++i) blocks.push_back(list->add(std::make_shared<DiTBlock>(o, i, gen)));
   final_layer = register_module("final_layer",
                                 std::make_shared<FinalLayer>(o.dim, o.patch_size, o.out_channels(), o.dtype, gen));
+  // MoH-DiT's _basic_init covers the gate layers too (xavier_uniform, as every Linear).
+  for (const auto& block : blocks)
+    for (const auto& [name, p] : block->attn->named_parameters())
+      if (is_gate_weight(name)) init::xavier_uniform(p, gen);
   // adaLN-Zero: every block starts as the identity and the output at zero.
   for (const auto& block : blocks) init::zeros(block->modulation->weight()), init::zeros(block->modulation->bias());
   for (const auto& layer : {final_layer->modulation, final_layer->linear})
@@ -169,7 +176,7 @@ DiT::Flops DiT::forward_flops_per_sample() const {
     double gates = 0, active_heads = double(o.heads);
     if (const std::optional<MoHOptions> moh = o.attention.block(b, o.depth)) {
       for (const auto& [name, p] : blocks[size_t(b)]->attn->named_parameters())
-        if (name.rfind("qkv.", 0) != 0 && name.rfind("proj.", 0) != 0) gates += 2 * t * double(p.numel());
+        if (is_gate_weight(name)) gates += 2 * t * double(p.numel());
       if (moh->routed_topk > 0) active_heads = double(moh->shared_heads + moh->routed_topk);
     }
     f.dense += per_block + gates + double(o.heads) * per_head;

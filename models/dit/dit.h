@@ -5,9 +5,10 @@
 // first C channels are the noise prediction, the last C the variance interpolation). Each block's attention
 // is MHA or MoH from the shared AttentionSpec (one head count for every block; the paper's MoH-DiT-L/XL
 // layouts, whose head counts vary per block, are therefore not offered). Initialisation is DiT's
-// initialize_weights: xavier_uniform Linear weights (the patch projection on its [D, C*p*p] view), zero
-// biases, normal(0.02) label table and timestep MLP, and zero adaLN modulation and final linear, so at
-// initialisation every block is the identity and the output is exactly zero.
+// initialize_weights: xavier_uniform Linear weights (MoH gates included, as MoH-DiT's; the patch
+// projection on its [D, C*p*p] view), zero biases, normal(0.02) label table and timestep MLP, and zero
+// adaLN modulation and final linear, so at initialisation every block is the identity and the output is
+// exactly zero.
 #pragma once
 
 #include <cstdint>

@@ -119,6 +119,12 @@ TEST(Dit, AdaLnZeroStartsAtZeroOutputWithIdentityBlocks) {
   for (double v : dit.y_embedder->embedding_table->weight().data().to_vector<double>()) ASSERT_LT(std::abs(v), 0.2);
   for (double v : dit.t_embedder->fc1->bias().data().to_vector<double>()) ASSERT_EQ(v, 0.0);
   EXPECT_NE(dit.blocks[0]->mlp->fc1->weight().data().to_vector<double>()[0], 0.0);
+  // MoH gates are xavier_uniform as every Linear (MoH-DiT's _basic_init): router [3, 16], bound sqrt(6 / 19).
+  const StateDict state = dit.state_dict();
+  double top = 0;
+  for (double v : state.at("blocks.0.attn.router.weight").to_vector<double>()) top = std::max(top, std::abs(v));
+  EXPECT_LE(top, std::sqrt(6.0 / 19));
+  EXPECT_GT(top, 0.2);  // far outside the layer default's trunc_normal(0.02) range
 }
 
 TEST(Dit, LabelDropoutUsesTheNullClassAndForcedDropsOverrideIt) {
