@@ -49,6 +49,8 @@ struct OpEntry {
   OpForward forward;
   std::vector<OpCase> cases;        // every check
   std::vector<OpCase> large_cases;  // thread-count and CUDA checks only
+  // The dtype the thread-count check runs in: the one whose CPU path makes the promise.
+  DType thread_count_dtype = DType::Float32;
   double float32_rtol;              // float32 vs float64 on the same values (nn_test::expect_close)
   // Strided inputs vs contiguous copies: 0 for the same bits; else the rtol of nn_test::expect_close
   // (a sum whose order follows the memory layout rounds differently).

@@ -137,7 +137,7 @@ TEST_P(ThreadCount, SameBitsForOneAndSeveralThreads) {
                  [](const OpCase& c) { return c.same_bits_for_any_thread_count; });
   if (cases.empty()) GTEST_SKIP() << op.name << " promises no thread-count independent results";
   for (const OpCase& c : cases) {
-    const std::vector<Tensor> in = op_inputs(c, DType::Float32, seed += 10);
+    const std::vector<Tensor> in = op_inputs(c, op.thread_count_dtype, seed += 10);
     Tensor g;
     set_num_threads(1);
     const OpResult one = run_op(op, c, in, [&](const Tensor& out) { return g = random_like(out, seed + 8); });
