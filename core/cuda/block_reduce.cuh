@@ -18,6 +18,17 @@ namespace moh::cuda {
 constexpr int kWarp = 32;
 constexpr int64_t kWarpRowMax = 1024;  // rows up to this length get a warp, longer ones the block
 
+// Two sums reduced together (a row's sum and sum of squares, sum gy and sum gy * xhat, ...).
+template <class A>
+struct Pair {
+  A a, b;
+  __device__ Pair& operator+=(const Pair& o) {
+    a += o.a;
+    b += o.b;
+    return *this;
+  }
+};
+
 // Shared scratch for kCount values of V (types with default member initialisers, such as
 // SoftmaxState, cannot be __shared__ variables themselves). One buffer per (V, kCount).
 template <class V, int kCount>

@@ -15,16 +15,6 @@
 namespace moh::cuda {
 namespace {
 
-template <class A>
-struct Pair {
-  A a, b;
-  __device__ Pair& operator+=(const Pair& o) {
-    a += o.a;
-    b += o.b;
-    return *this;
-  }
-};
-
 struct Layout {
   int64_t n, c, s, groups, cg;
   __host__ __device__ int64_t rows() const { return n * groups; }

@@ -24,16 +24,6 @@ constexpr int64_t kMaxChunks = 128;
 template <class T>
 using col_acc_t = std::conditional_t<is_half_v<T>, float, double>;
 
-template <class A>
-struct Pair {
-  A a, b;
-  __device__ Pair& operator+=(const Pair& o) {
-    a += o.a;
-    b += o.b;
-    return *this;
-  }
-};
-
 template <class T>
 struct ForwardArgs {
   const T* x;
