@@ -3,7 +3,7 @@
 //                 set_allow_tf32(true)) and bfloat16, at transformer shapes. The peak of a dtype is the
 //                 best TFLOP/s raw cuBLAS (cublasGemmStridedBatchedEx, default algorithm) reaches on the
 //                 same shapes or on an 8192^3 product; each row also shows raw cuBLAS on its own shape.
-//   memory-bound  softmax, layer_norm and cross_entropy forward and backward, float32 and bfloat16, as
+//   memory-bound  softmax, layer_norm, group_norm and cross_entropy forward and backward, float32 and bfloat16, as
 //                 GB/s of the bytes each must move (inputs read + outputs written once, counted as
 //                 bench/bench_memory_bound.cpp does), against device-to-device cudaMemcpy bandwidth
 //                 (bytes read + written).
@@ -257,6 +257,17 @@ std::vector<MemoryRow> run_memory_bound(int device, int reps, double copy_gbs) {
       Tensor g = normal(tokens, 0, 1, gen, dtype, dev);
       NormForward saved = layer_norm(x, w, b, 1e-5);
       return [x, w, g, saved] { layer_norm_backward(g, x, saved, w, true); };
+    });
+    const Shape images{128, 128, 32, 32};  // the autoencoder's activations: 128 images, 128 channels at 32 x 32
+    run("group_norm", images, 2, [&] {  // read x, write y (weight, bias and group statistics are small)
+      Tensor x = normal(images, 0, 1, gen, dtype, dev), w = ones({128}, dtype, dev), b = zeros({128}, dtype, dev);
+      return [x, w, b] { group_norm(x, 32, w, b, 1e-6); };
+    });
+    run("group_norm backward", images, 3, [&] {  // read x and grad, write grad_x
+      Tensor x = normal(images, 0, 1, gen, dtype, dev), w = ones({128}, dtype, dev), b = zeros({128}, dtype, dev);
+      Tensor g = normal(images, 0, 1, gen, dtype, dev);
+      NormForward saved = group_norm(x, 32, w, b, 1e-6);
+      return [x, w, g, saved] { group_norm_backward(g, x, 32, saved, w, true); };
     });
     const Shape logits{8192, 32000};  // 8k tokens over a 32k vocabulary
     run("cross_entropy", logits, 1, [&] {  // logits read once
