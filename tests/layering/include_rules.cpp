@@ -160,7 +160,9 @@ std::vector<std::string> layering_violations(const std::vector<IncludeLine>& inc
 
 std::vector<std::string> stale_exceptions(const std::vector<IncludeLine>& includes) {
   std::vector<std::string> out;
-  for (const auto& [file, target] : kCoreExceptions) {
+  for (const auto& exception : kCoreExceptions) {
+    const auto& file = exception.first;
+    const auto& target = exception.second;  // named, not a structured binding: clang 14 cannot capture those
     const bool used = std::any_of(includes.begin(), includes.end(),
                                   [&](const IncludeLine& inc) { return inc.file == file && inc.target == target; });
     if (!used)
