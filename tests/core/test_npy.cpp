@@ -150,7 +150,8 @@ TEST_F(NpyTest, RejectsEveryHeaderErrorNamingTheFile) {
       {npy("{'descr': '|b1', 'fortran_order': False, 'shape': (2,), }", "\x01\x02"), "bool element 1 has byte value 2"},
   };
   for (size_t i = 0; i < cases.size(); ++i) {
-    const auto& [bytes, message] = cases[i];
+    const auto& bytes = cases[i].first;  // not structured bindings: clang 14 cannot capture those
+    const auto& message = cases[i].second;
     const std::string file = write_bytes("bad" + std::to_string(i) + ".npy", bytes);
     expect_error([&] { load_npy(file); }, {file, message});
     expect_error([&] { parse_npy(bytes, "buffer " + std::to_string(i)); }, {"buffer " + std::to_string(i), message});

@@ -110,7 +110,10 @@ TEST_F(LatentFileTest, OpenValidatesFormatAttributesAndDatasets) {
       {file_with("i32_labels.h5", zeros({2, 1, 1, 1}), zeros({2}, DType::Int32)), "/labels must be int64 [2]"},
       {file_with("neg_label.h5", zeros({2, 1, 1, 1}), full({2}, -1, DType::Int64)), "label of sample 0 is -1"},
   };
-  for (const auto& [file, message] : bad) expect_error([&] { open_latent_file(file); }, {file, message});
+  for (const auto& entry : bad) {  // not structured bindings: clang 14 cannot capture those
+    const std::string& file = entry.first;
+    expect_error([&] { open_latent_file(file); }, {file, entry.second});
+  }
   expect_error([&] { open_latent_file(path("missing.h5")); }, {path("missing.h5"), "no such file"});
 }
 
