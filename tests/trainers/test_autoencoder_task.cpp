@@ -25,12 +25,12 @@ class AutoencoderTask : public test::FashionMnistRunTest {
   // A narrow autoencoder (ch 8) on a Fashion-MNIST subset; `name` picks the run folder.
   Config config(const std::string& name, const std::vector<std::string>& overrides) const {
     return task_config("autoencoder", name,
-                       "train: {steps: 40, batch_size: 16, log_every: 10}\n"
+                       "train: {steps: 30, batch_size: 16, log_every: 10}\n"
                        "eval: {every: 0, batch_size: 64, grid_images: 0}\n"
                        "checkpoint: {every: 0}\n"
                        "optim: {lr: 0.003, weight_decay: 0}\n"
                        "schedule: {name: cosine, warmup_steps: 4}\n"
-                       "data: {train_limit: 512, eval_limit: 64}\n"
+                       "data: {train_limit: 512, eval_limit: 32}\n"
                        "model: {base_channels: 8, norm_groups: 4}\n"
                        "threads: 1\n",
                        overrides);
@@ -50,7 +50,7 @@ TEST_F(AutoencoderTask, ShortRunLearnsToReconstruct) {
   EXPECT_LT(after.at("reconstruction"), 0.6 * before.at("reconstruction"));
   EXPECT_LT(after.at("loss"), before.at("loss"));
   EXPECT_GT(after.at("kl"), 0.0);
-  EXPECT_EQ(after.at("samples"), 64);
+  EXPECT_EQ(after.at("samples"), 32);
   // The mean of per-image PSNRs is at least the PSNR of the mean MSE (-log is convex).
   EXPECT_GE(after.at("psnr") + 1e-9, 10.0 * std::log10(1.0 / after.at("mse")));
 }
@@ -58,7 +58,7 @@ TEST_F(AutoencoderTask, ShortRunLearnsToReconstruct) {
 TEST_F(AutoencoderTask, SamplingAndFlipsResumeBitForBit) {
   const std::vector<std::string> common{"data.hflip=0.5", "data.crop_padding=1", "model.reconstruction_loss=l2",
                                         "model.kl_weight=0.001", "schedule.name=constant", "schedule.warmup_steps=0",
-                                        "train.steps=6"};
+                                        "train.steps=6", "data.eval_limit=8"};
   const TrainResult done = test::expect_resume_matches_whole_run(
       "autoencoder", [&](const std::string& name, const std::vector<std::string>& o) { return config(name, o); },
       common, 3);
