@@ -136,7 +136,7 @@ int encode_command(int argc, char** argv) {
   cli::ProgressLine progress("encode", n, "images");
   double sum = 0, sum_sq = 0;
   data->for_each_eval_batch(0, n, batch, [&](const ImageBatch& b) {
-    const LatentPosterior p = ae.model->encode(ag::Variable(pad_images(b.images, pad_to, -1.0)));
+    const LatentPosterior p = ae.model->encode(ag::Variable(pad_images(b.images, pad_to)));
     const Tensor z = (posterior == "mean" ? p.mean : p.sample(noise)).data().contiguous();
     for (double v : z.to_vector<double>()) sum += v, sum_sq += v * v;
     writer.write(z, b.labels);

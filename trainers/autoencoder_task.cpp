@@ -20,7 +20,6 @@ namespace {
 
 // Philox keys of the task's own generators, derived from run.seed.
 constexpr uint64_t kInitKey = 0xae17, kNoiseKey = 0xae5a, kDataKey = 0xaeda;
-constexpr double kBackground = -1.0;  // black in [-1, 1]
 
 config::Schema autoencoder_schema() {
   using config::Key;
@@ -92,7 +91,7 @@ class AutoencoderTask final : public Task {
 
   MicroBatchLoss train_micro_batch(int64_t batch_size) override {
     const ImageBatch batch = data_->next_train(batch_size);
-    const ag::Variable images(pad_images(batch.images, pad_to_, kBackground).to(device_));
+    const ag::Variable images(pad_images(batch.images, pad_to_).to(device_));
     const AutoencoderOutput out = model_->forward(images, &noise_gen_);
     return {autoencoder_loss(images, out, loss_kind_, kl_weight_).total, {}, batch_size, 0};
   }
@@ -107,7 +106,7 @@ class AutoencoderTask final : public Task {
     std::vector<double> sums(5, 0.0);
     data_->for_each_eval_batch(shard.begin, shard.end, eval_batch_, [&](const ImageBatch& batch) {
       const int64_t b = batch.images.size(0);
-      const ag::Variable images(pad_images(batch.images, pad_to_, kBackground).to(device_));
+      const ag::Variable images(pad_images(batch.images, pad_to_).to(device_));
       const AutoencoderOutput out = model_->forward(images, nullptr);
       const AutoencoderLoss loss = autoencoder_loss(images, out, loss_kind_, kl_weight_);
       sums[0] += loss.total.data().item<double>() * double(b);
@@ -145,7 +144,7 @@ class AutoencoderTask final : public Task {
     const int64_t count = std::min(grid_images_, data_->eval_size()), columns = std::min<int64_t>(8, count);
     std::vector<Tensor> originals, reconstructions;
     data_->for_each_eval_batch(0, count, count, [&](const ImageBatch& batch) {
-      const Tensor images = pad_images(batch.images, pad_to_, kBackground);
+      const Tensor images = pad_images(batch.images, pad_to_);
       originals.push_back(images);
       reconstructions.push_back(model_->forward(ag::Variable(images.to(device_)), nullptr)
                                     .reconstruction.data()
@@ -156,7 +155,7 @@ class AutoencoderTask final : public Task {
     for (int64_t first = 0; first < count; first += columns) {
       const int64_t k = std::min(columns, count - first);
       // A short last row is filled with black tiles, so its reconstructions start a row of their own.
-      const Tensor blank = full({columns - k, a.size(1), a.size(2), a.size(3)}, kBackground, a.dtype());
+      const Tensor blank = full({columns - k, a.size(1), a.size(2), a.size(3)}, kBlackPixel, a.dtype());
       rows.push_back(cat({a.narrow(0, first, k), blank}, 0));
       rows.push_back(cat({b.narrow(0, first, k), blank}, 0));
     }
@@ -198,12 +197,12 @@ AutoencoderOptions autoencoder_options_from_config(const Config& cfg, int64_t ch
   return o;
 }
 
-Tensor pad_images(const Tensor& images, int64_t side, double value) {
+Tensor pad_images(const Tensor& images, int64_t side) {
   const int64_t s = images.size(2);
   if (side == 0 || side == s) return images;
   MOH_CHECK(images.dim() == 4 && images.size(3) == s && side > s && (side - s) % 2 == 0, "data.pad_to: cannot pad ",
             describe(images), " to ", side, " x ", side, " (square images, an even difference)");
-  Tensor out = full({images.size(0), images.size(1), side, side}, value, images.dtype(), images.device());
+  Tensor out = full({images.size(0), images.size(1), side, side}, kBlackPixel, images.dtype(), images.device());
   const int64_t offset = (side - s) / 2;
   out.narrow(2, offset, s).narrow(3, offset, s).copy_(images);
   return out;

@@ -20,8 +20,11 @@ TaskFamily autoencoder_task_family();
 // model.* overrides); ConfigErrors name the key. Used by the task and by `moh encode` / `moh decode`.
 AutoencoderOptions autoencoder_options_from_config(const Config& cfg, int64_t channels);
 
-// Images [N, C, S, S] padded on every side with `value` to [N, C, side, side] (side >= S, side - S even),
+// Black in the task's [-1, 1] pixel range: the padding, and the empty tiles of grids.
+inline constexpr double kBlackPixel = -1.0;
+
+// Images [N, C, S, S] padded on every side with black to [N, C, side, side] (side >= S, side - S even),
 // or returned unchanged when side is 0 or S. Throws naming data.pad_to otherwise.
-Tensor pad_images(const Tensor& images, int64_t side, double value);
+Tensor pad_images(const Tensor& images, int64_t side);
 
 }  // namespace moh

@@ -112,11 +112,11 @@ TEST_F(AutoencoderTask, RejectsModelsAndPaddingTheConfigCannotBuild) {
 
 TEST(PadImages, CentresTheImageOnTheBackground) {
   const Tensor x = from_vector<float>({1, 2, 3, 4}, {1, 1, 2, 2});
-  EXPECT_EQ(pad_images(x, 4, -1.0).to_vector<float>(),
+  EXPECT_EQ(pad_images(x, 4).to_vector<float>(),
             (std::vector<float>{-1, -1, -1, -1, -1, 1, 2, -1, -1, 3, 4, -1, -1, -1, -1, -1}));
-  EXPECT_EQ(pad_images(x, 0, -1.0).raw_data(), x.raw_data());
-  EXPECT_EQ(pad_images(x, 2, -1.0).raw_data(), x.raw_data());
-  test::expect_error<Error>([&] { pad_images(x, 3, 0.0); }, {"data.pad_to", "3 x 3"});
+  EXPECT_EQ(pad_images(x, 0).raw_data(), x.raw_data());
+  EXPECT_EQ(pad_images(x, 2).raw_data(), x.raw_data());
+  test::expect_error<Error>([&] { pad_images(x, 3); }, {"data.pad_to", "3 x 3"});
 }
 
 }  // namespace
