@@ -20,7 +20,7 @@ import os
 import torch
 
 from autoencoder_reference import PRESETS, AutoencoderKL, loss_terms
-from fixture_io import save_safetensors
+from fixture_io import randomize_for_golden, save_safetensors
 
 FIXTURE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
 CONFIG = dict(in_channels=2, ch=8, ch_mult=(1, 2), num_res_blocks=1, z_channels=3, mid_attention=True, groups=4)
@@ -31,12 +31,7 @@ def main():
     torch.manual_seed(20261202)
     torch.set_num_threads(1)
     model = AutoencoderKL(**CONFIG)
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            if "norm" in name and name.endswith("weight"):
-                p.copy_(1 + 0.2 * torch.randn_like(p))
-            else:
-                p.copy_(0.3 * torch.randn_like(p))
+    randomize_for_golden(model)
     x = torch.randn(2, CONFIG["in_channels"], 8, 8)
     noise = torch.randn(2, CONFIG["z_channels"], 4, 4)
     state = {k: v.clone() for k, v in model.state_dict().items()}

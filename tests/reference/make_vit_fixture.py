@@ -20,7 +20,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from fixture_io import save_safetensors
+from fixture_io import randomize_for_golden, save_safetensors
 
 FIXTURE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
 CONFIG = dict(img_size=8, patch_size=4, in_chans=3, num_classes=5, dim=16, depth=2, heads=2, mlp_ratio=4)
@@ -95,12 +95,7 @@ def main():
     torch.manual_seed(20261129)
     torch.set_num_threads(1)
     model = VisionTransformer(**CONFIG)
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            if "norm" in name and name.endswith("weight"):
-                p.copy_(1 + 0.2 * torch.randn_like(p))
-            else:
-                p.copy_(0.3 * torch.randn_like(p))
+    randomize_for_golden(model)
     x = torch.randn(2, CONFIG["in_chans"], CONFIG["img_size"], CONFIG["img_size"])
     with torch.no_grad():
         logits = model.double()(x.double())
