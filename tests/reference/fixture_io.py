@@ -1,4 +1,4 @@
-"""Shared writer for the golden fixtures (tests/reference/make_*.py).
+"""Shared helpers of the golden fixture scripts (tests/reference/make_*.py): the writer and the weight randomizer.
 
 save_safetensors writes the safetensors format by hand (8-byte little-endian header length, JSON
 header with keys sorted, padded with spaces to a multiple of 8, then the raw tensor bytes in name
