@@ -116,16 +116,22 @@ void rotate_rows(std::vector<double>& basis, int64_t n, int64_t a, int64_t b, do
 }
 
 // Diagonalises t in place by implicit QL sweeps with a Wilkinson shift from the leading 2x2 of each
-// unreduced block; an off-diagonal entry counts as zero below eps * (|d_m| + |d_m+1|). When `basis`
+// unreduced block; an off-diagonal entry counts as zero below eps * max(|d_m| + |d_m+1|, |T|). When `basis`
 // is given (n x n, rows = current eigenvectors), every rotation is applied to it.
 void implicit_ql(Tridiagonal& t, int64_t n, std::vector<double>* basis) {
   std::vector<double>& d = t.diagonal;
   std::vector<double>& e = t.off;
   constexpr double eps = std::numeric_limits<double>::epsilon();
+  // Below eps * |T| an off-diagonal entry is rounding noise however small its neighbours: without this
+  // floor, entries between (near-)zero diagonal entries (a singular matrix) never count as converged.
+  double norm = 0;
+  for (int64_t i = 0; i < n; ++i)
+    norm = std::max(norm, std::abs(d[i]) + std::abs(e[i]) + (i > 0 ? std::abs(e[i - 1]) : 0.0));
+  const double floor = eps * norm;
   for (int64_t l = 0; l < n; ++l) {
     for (int iteration = 0;; ++iteration) {
       int64_t m = l;  // the unreduced block is l..m
-      while (m + 1 < n && std::abs(e[m]) > eps * (std::abs(d[m]) + std::abs(d[m + 1]))) ++m;
+      while (m + 1 < n && std::abs(e[m]) > std::max(floor, eps * (std::abs(d[m]) + std::abs(d[m + 1])))) ++m;
       if (m == l) break;
       MOH_CHECK(iteration < kMaxQlIterationsPerEigenvalue, "symmetric_eigen: QL iteration did not converge for "
                 "eigenvalue ", l, " after ", kMaxQlIterationsPerEigenvalue, " sweeps");

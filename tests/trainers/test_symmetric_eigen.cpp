@@ -109,6 +109,25 @@ TEST(SymmetricEigen, RankDeficientCovarianceHasZeroEigenvalues) {
   expect_decomposes(s, n, 1e-13);
 }
 
+// The inner matrix of the Frechet distance of two singular covariances (fewer features than dimensions):
+// C^T S_b C with C = V diag(sqrt(max(0, lambda))) of a rank-d/2 S_a. Its zero rows and columns leave
+// rounding-sized off-diagonal entries between zero diagonal entries, which a purely relative convergence
+// test never accepts (the QL iteration then gave up).
+TEST(SymmetricEigen, ConvergesOnTheFrechetInnerMatrixOfSingularCovariances) {
+  const int64_t n = 64;
+  auto low_rank_psd = [&](int64_t rank, uint64_t seed) {
+    const Matrix x = dense_test::random_matrix(n, rank, seed);
+    return product(x, transpose(x, n, rank), n, rank, n);
+  };
+  const Matrix s_a = low_rank_psd(n / 2, 21), s_b = low_rank_psd(n / 2, 22);
+  const SymmetricEigen e = symmetric_eigen(s_a, n);
+  Matrix c = e.vectors;
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t j = 0; j < n; ++j) c[r * n + j] *= std::sqrt(std::max(0.0, e.values[j]));
+  const Matrix inner = product(transpose(c, n, n), product(s_b, c, n, n, n), n, n, n);
+  expect_decomposes(inner, n, 1e-10);
+}
+
 TEST(SymmetricEigen, ExtremeScalesNeitherOverflowNorUnderflow) {
   const int64_t n = 8;
   const Matrix a = random_symmetric(n, 5);
