@@ -107,12 +107,15 @@ FeatureStats load_feature_stats(const std::string& path) {
   const Tensor& sigma = member("sigma");
   MOH_CHECK(sigma.shape() == Shape({d, d}) && is_floating(sigma.dtype()), where, ": 'sigma' is ", describe(sigma),
             ", expected a float array [", d, ", ", d, "] (d from 'mu')");
-  const Tensor& count = member("count");
-  MOH_CHECK(count.numel() == 1 && count.dim() <= 1 && (count.dtype() == DType::Int64 || count.dtype() == DType::Int32),
-            where, ": 'count' is ", describe(count), ", expected one integer");
-
-  FeatureStats stats{count.item<int64_t>(), finite_values("mu", mu), finite_values("sigma", sigma)};
-  MOH_CHECK(stats.count >= 2, where, ": 'count' is ", stats.count, ", expected at least 2");
+  int64_t rows = 0;  // unknown: ADM / pytorch-fid reference statistics store no count
+  if (arrays.count("count")) {
+    const Tensor& count = arrays.at("count");
+    MOH_CHECK(count.numel() == 1 && count.dim() <= 1 && (count.dtype() == DType::Int64 || count.dtype() == DType::Int32),
+              where, ": 'count' is ", describe(count), ", expected one integer");
+    rows = count.item<int64_t>();
+    MOH_CHECK(rows >= 2, where, ": 'count' is ", rows, ", expected at least 2");
+  }
+  FeatureStats stats{rows, finite_values("mu", mu), finite_values("sigma", sigma)};
   const std::vector<double>& s = stats.sigma;
   for (int64_t i = 0; i < d; ++i)
     for (int64_t j = i + 1; j < d; ++j) {

@@ -5,7 +5,8 @@
 // et al.'s pairwise update). So the result does not depend on how the rows were batched beyond
 // rounding, and a large common offset (features ~1e4 with small spread) costs no accuracy.
 // Statistics files are .npz archives with float64 `mu` [d], float64 `sigma` [d, d] (the keys of the
-// ADM / pytorch-fid reference batches: np.load(path)['mu'] works) and int64 `count` [].
+// ADM / pytorch-fid reference batches: np.load(path)['mu'] works) and int64 `count` [] (optional when
+// reading: those reference batches store none, and the count then reads as 0, unknown).
 #pragma once
 
 #include <cstdint>
@@ -17,7 +18,7 @@
 namespace moh {
 
 struct FeatureStats {
-  int64_t count = 0;
+  int64_t count = 0;  // feature rows; 0 when a statistics file did not say
   std::vector<double> mu;     // d
   std::vector<double> sigma;  // d*d row-major, symmetric; divided by count - 1, as numpy.cov
   int64_t dim() const { return int64_t(mu.size()); }
@@ -46,8 +47,8 @@ class FeatureAccumulator {
 
 // Writes `stats` to an .npz file (atomically); the stats must be consistent (sizes d and d*d).
 void save_feature_stats(const std::string& path, const FeatureStats& stats);
-// Reads a statistics file, checking that mu, sigma and count are present with consistent shapes,
-// floating mu and sigma, an integer count >= 2, finite values and a sigma symmetric to a relative 1e-6;
+// Reads a statistics file, checking that mu and sigma are present with consistent shapes,
+// floating mu and sigma, an integer count >= 2 when present, finite values and a sigma symmetric to a relative 1e-6;
 // other members (an ADM reference batch's arr_0) are ignored. Errors name the file and the key.
 FeatureStats load_feature_stats(const std::string& path);
 

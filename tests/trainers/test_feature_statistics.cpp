@@ -148,6 +148,13 @@ TEST_F(FeatureStatsFile, AcceptsACountOfShapeOneFloat32ArraysAndExtraMembers) {
   EXPECT_EQ(back.sigma, sample().sigma);
 }
 
+TEST_F(FeatureStatsFile, ReadsStatisticsWithoutACountAsUnknownCount) {
+  const std::string p = write_with("no_count.npz", "count", Tensor());  // as ADM's reference statistics
+  const FeatureStats back = load_feature_stats(p);
+  EXPECT_EQ(back.count, 0);
+  EXPECT_EQ(back.sigma, sample().sigma);
+}
+
 TEST_F(FeatureStatsFile, LoaderErrorsNameTheFileAndTheKey) {
   const std::string no_sigma = write_with("no_sigma.npz", "sigma", Tensor());
   test::expect_error([&] { load_feature_stats(no_sigma); }, {no_sigma, "'sigma'", "holds: count, mu"});
