@@ -105,7 +105,7 @@ int generate_command(int argc, char** argv) {
   const auto tokenizer = text::load_tokenizer(run.config.get_string("data.tokenizer"));
   Generator init(0);  // the weights are the checkpoint's
   LanguageModel model(llm_options_from_config(run.config, tokenizer->vocab_size()), init);
-  model.load_state_dict(run.data.model);
+  model.load_state_dict(cli::weights_to_evaluate(run));
   model.eval();
 
   std::vector<text::TokenId> ids = tokenizer->encode_ordinary(prompt);

@@ -25,4 +25,13 @@ StoredRun open_stored_run(const std::string& target, const std::vector<std::stri
   return {checkpoint, std::move(data), task, std::move(config)};
 }
 
+StateDict weights_to_evaluate(const StoredRun& run) {
+  if (!run.config.get_bool("eval.use_ema")) return run.data.model;
+  MOH_CHECK(!run.data.ema.empty(), "eval.use_ema: the checkpoint '", run.checkpoint,
+            "' holds no EMA weights (the run had no ema.decay); pass eval.use_ema=false");
+  StateDict state = run.data.model;
+  for (const auto& [name, value] : run.data.ema) state[name] = value;
+  return state;
+}
+
 }  // namespace moh::cli

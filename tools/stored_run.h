@@ -2,7 +2,7 @@
 // valid checkpoint in RUN_DIR/checkpoints) or a checkpoint file, the checkpoint's contents, and the
 // config stored in it with the command line's key=value overrides applied (ConfigError on a bad
 // override, moh::Error when there is no valid checkpoint). Warnings about skipped checkpoints go to
-// stderr.
+// stderr. weights_to_evaluate picks the trained or the EMA weights by eval.use_ema.
 #pragma once
 
 #include <string>
@@ -23,5 +23,10 @@ struct StoredRun {
 // `command` names the caller in errors ("moh eval").
 StoredRun open_stored_run(const std::string& target, const std::vector<std::string>& overrides,
                           const std::string& command);
+
+// The state the commands evaluate with: the checkpoint's model state, its parameters replaced by the EMA
+// weights when the config (with the overrides) sets eval.use_ema (buffers are never averaged); moh::Error
+// when EMA weights are asked for and the checkpoint holds none.
+StateDict weights_to_evaluate(const StoredRun& run);
 
 }  // namespace moh::cli

@@ -54,6 +54,11 @@ Schema common_schema() {
             .def(500)
             .min(1));
 
+  s.add(Key::Bool("eval.use_ema",
+                  "evaluate with the EMA weights (ema.decay must be set): the evaluations during training, moh eval "
+                  "and moh sample; training itself goes on with the trained weights")
+            .def(false));
+
   s.add(
       Key::Int("checkpoint.every", "save a checkpoint every N optimizer steps (0 = only after the last step)")
           .def(1000)

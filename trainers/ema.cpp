@@ -52,6 +52,15 @@ void Ema::copy_to(Module& model) const {
   for (auto& [avg, param] : pair_with(model, "Ema::copy_to")) param.copy_(avg);
 }
 
+EmaWeightsGuard::EmaWeightsGuard(const Ema& ema, Module& model) {
+  for (const auto& [name, var] : model.named_parameters()) saved_.emplace_back(var.data(), var.data().clone());
+  ema.copy_to(model);
+}
+
+EmaWeightsGuard::~EmaWeightsGuard() {
+  for (auto& [param, value] : saved_) param.copy_(value);
+}
+
 void Ema::load_state_dict(const StateDict& state) {
   check_entries(shadow_, state, "Ema::load_state_dict");
   for (auto& [name, t] : shadow_) t.copy_(state.at(name));

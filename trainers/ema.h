@@ -2,7 +2,8 @@
 //   ema = decay * ema + (1 - decay) * param    after each optimizer step,
 // held by parameter name as clones on the parameters' device and dtype and updated with the
 // in-place tensor ops (so it runs wherever the parameters live). Its state_dict() is the averaged
-// weights under the model's names, ready for a checkpoint or for Module::load_state_dict.
+// weights under the model's names, ready for a checkpoint or for Module::load_state_dict;
+// EmaWeightsGuard lends them to the model for an evaluation.
 #pragma once
 
 #include "layers/module.h"
@@ -31,6 +32,19 @@ class Ema {
 
   double decay_;
   StateDict shadow_;
+};
+
+// While alive, the parameters of `model` hold the EMA's averaged weights (evaluation with eval.use_ema);
+// the destructor puts the trained values back, bit for bit, so training goes on unchanged.
+class EmaWeightsGuard {
+ public:
+  EmaWeightsGuard(const Ema& ema, Module& model);
+  ~EmaWeightsGuard();
+  EmaWeightsGuard(const EmaWeightsGuard&) = delete;
+  EmaWeightsGuard& operator=(const EmaWeightsGuard&) = delete;
+
+ private:
+  std::vector<std::pair<Tensor, Tensor>> saved_;  // (parameter, its trained value)
 };
 
 }  // namespace moh

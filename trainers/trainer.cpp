@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <optional>
 
 #include "autograd/autograd.h"
 #include "core/ops.h"
@@ -116,6 +117,7 @@ struct Trainer::Impl {
   int64_t step = 0, total_steps = 0, batch = 0, accum = 0, micro = 0;
   double beta = 0, clip = 0;
   bool abort_on_nonfinite = true;
+  bool eval_with_ema = false;
   int64_t max_skipped_steps = 0, skipped_in_row = 0;  // train.nonfinite: skip_step
   std::map<std::string, double> last_eval;
   std::string last_checkpoint;
@@ -143,6 +145,9 @@ struct Trainer::Impl {
     optimizer = make_optimizer(cfg, task.model());
     dp->shard(*optimizer);
     if (cfg.has("ema.decay")) ema = std::make_unique<Ema>(task.model(), cfg.get_float("ema.decay"));
+    eval_with_ema = cfg.get_bool("eval.use_ema");
+    if (eval_with_ema && !ema)
+      throw ConfigError(str_cat(cfg.origin("eval.use_ema"), ": eval.use_ema needs ema.decay (no EMA is kept)"));
     if (dp->is_main()) folder = std::make_unique<RunFolder>(cfg);  // before anything is written there
     log = std::make_unique<RunLog>(run_dir, dp->is_main());
     task.set_output_dir(run_dir);
@@ -210,7 +215,11 @@ struct Trainer::Impl {
   }
 
   void evaluate() {
-    last_eval = task.evaluate();
+    {
+      std::optional<EmaWeightsGuard> ema_weights;
+      if (eval_with_ema) ema_weights.emplace(*ema, task.model());
+      last_eval = task.evaluate();
+    }
     nlohmann::json record{{"step", step}};
     std::string line = str_cat("eval step ", step);
     for (auto& [name, value] : last_eval) {
