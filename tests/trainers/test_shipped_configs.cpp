@@ -47,13 +47,16 @@ TEST(ShippedConfigs, MohConfigsUseTheAdvertisedShareOfHeads) {
   const std::map<std::string, double> expected{{"vit/fmnist_moh.yaml", 0.75},
                                                {"vit/fmnist_moh50.yaml", 0.5},
                                                {"vit/fmnist_moh90.yaml", 43.0 / 48.0},
-                                               {"vit/imagenet_deit_small_moh75.yaml", 0.75}};
+                                               {"vit/imagenet_deit_small_moh75.yaml", 0.75},
+                                               {"dit/fmnist_moh75.yaml", 0.75},
+                                               {"dit/fmnist_moh90.yaml", 44.0 / 48.0}};
   for (const auto& [file, share] : expected) {
     const Config cfg = load(configs_dir() / file);
     EXPECT_EQ(cfg.get_string("model.attention"), "moh") << file;
     EXPECT_NEAR(active_share(cfg), share, 1e-12) << file;
   }
   EXPECT_EQ(load(configs_dir() / "vit/fmnist_mha.yaml").get_string("model.attention"), "mha");
+  EXPECT_EQ(load(configs_dir() / "dit/fmnist_mha.yaml").get_string("model.attention"), "mha");
 }
 
 }  // namespace
