@@ -81,4 +81,16 @@ std::unique_ptr<ImageSource> make_image_source(const Config& cfg, PixelRange ran
   return std::make_unique<FolderImageSource>(o, eval_split, cfg.get_int("data.eval_limit"));
 }
 
+std::unique_ptr<ImageSource> make_image_source_over(const Config& cfg, PixelRange range, ImageDataset images) {
+  if (cfg.get_string("data.name") != "fashion_mnist")
+    throw ConfigError(str_cat(cfg.origin("data.name"), ": data.name ", cfg.get_string("data.name"),
+                              ": only in-memory grey datasets (fashion_mnist) can evaluate generated images"));
+  InMemoryAugment plain;
+  plain.pad = 0;
+  plain.hflip = 0;
+  if (range == PixelRange::SignedUnit) plain.mean = plain.std = 0.5;
+  ImageDataset copy = images;
+  return std::make_unique<InMemoryImageSource>(std::move(copy), std::move(images), plain, 0);
+}
+
 }  // namespace moh

@@ -6,6 +6,7 @@
 
 #include <memory>
 
+#include "data/fashion_mnist.h"
 #include "data/image_source.h"
 #include "trainers/config.h"
 #include "trainers/config_schema.h"
@@ -33,5 +34,10 @@ void add_image_data_keys(config::Schema& s, const ImageDataDefaults& defaults);
 // to `warnings`. ConfigErrors name the key.
 std::unique_ptr<ImageSource> make_image_source(const Config& cfg, PixelRange range, uint64_t seed,
                                                const WarningChannel& warnings);
+
+// A source whose evaluation split is `images` (uint8 grey images [N, H, W] with labels: generated
+// samples), normalised as make_image_source normalises cfg's data for `range`, without augmentation.
+// Only in-memory (fashion_mnist) configs have such a form; another data.name is a ConfigError.
+std::unique_ptr<ImageSource> make_image_source_over(const Config& cfg, PixelRange range, ImageDataset images);
 
 }  // namespace moh

@@ -53,30 +53,6 @@ config::Schema vit_schema() {
   return s;
 }
 
-VitOptions model_options(const Config& cfg, const ImageSource& data) {
-  VitOptions o = vit_preset(cfg.get_string("model.preset"));
-  o.img_size = data.image_size();
-  o.in_chans = data.channels();
-  o.num_classes = int64_t(data.class_names().size());
-  if (cfg.has("model.patch_size")) o.patch_size = cfg.get_int("model.patch_size");
-  if (cfg.has("model.dim")) o.dim = cfg.get_int("model.dim");
-  if (cfg.has("model.depth")) o.depth = cfg.get_int("model.depth");
-  if (cfg.has("model.heads")) o.heads = cfg.get_int("model.heads");
-  if (cfg.has("model.mlp_ratio")) o.mlp_ratio = cfg.get_float("model.mlp_ratio");
-  if (cfg.has("model.drop_path")) o.drop_path = cfg.get_float("model.drop_path");
-  o.class_token = cfg.get_string("model.pool") == "cls";
-  o.pos_embed = cfg.get_string("model.pos_embed") == "sincos" ? VitOptions::PosEmbed::SinCos
-                                                               : VitOptions::PosEmbed::Learned;
-  if (o.img_size % o.patch_size != 0)
-    throw ConfigError(str_cat(cfg.origin("model.patch_size"), ": model.patch_size ", o.patch_size,
-                              " does not divide the image size ", o.img_size));
-  if (o.dim % o.heads != 0)
-    throw ConfigError(str_cat(cfg.origin("model.heads"), ": model.heads ", o.heads, " does not divide model.dim ",
-                              o.dim));
-  o.attention = attention_spec_from_config(cfg, o.depth, o.heads);
-  return o;
-}
-
 class VitTask final : public Task {
  public:
   explicit VitTask(const Config& cfg)
@@ -93,7 +69,7 @@ class VitTask final : public Task {
     mix_.cutmix_alpha = cfg.get_float("data.cutmix");
     mix_.prob = cfg.get_float("data.mix_prob");
     mix_.switch_prob = cfg.get_float("data.mix_switch_prob");
-    options_ = model_options(cfg, *data_);
+    options_ = vit_options_from_config(cfg, *data_);
     Generator init(seed_ ^ kInitKey);
     model_ = std::make_shared<VisionTransformer>(options_, init, dropout_gen_);
     model_->to(device_);
@@ -196,6 +172,30 @@ class VitTask final : public Task {
 };
 
 }  // namespace
+
+VitOptions vit_options_from_config(const Config& cfg, const ImageSource& data) {
+  VitOptions o = vit_preset(cfg.get_string("model.preset"));
+  o.img_size = data.image_size();
+  o.in_chans = data.channels();
+  o.num_classes = int64_t(data.class_names().size());
+  if (cfg.has("model.patch_size")) o.patch_size = cfg.get_int("model.patch_size");
+  if (cfg.has("model.dim")) o.dim = cfg.get_int("model.dim");
+  if (cfg.has("model.depth")) o.depth = cfg.get_int("model.depth");
+  if (cfg.has("model.heads")) o.heads = cfg.get_int("model.heads");
+  if (cfg.has("model.mlp_ratio")) o.mlp_ratio = cfg.get_float("model.mlp_ratio");
+  if (cfg.has("model.drop_path")) o.drop_path = cfg.get_float("model.drop_path");
+  o.class_token = cfg.get_string("model.pool") == "cls";
+  o.pos_embed = cfg.get_string("model.pos_embed") == "sincos" ? VitOptions::PosEmbed::SinCos
+                                                               : VitOptions::PosEmbed::Learned;
+  if (o.img_size % o.patch_size != 0)
+    throw ConfigError(str_cat(cfg.origin("model.patch_size"), ": model.patch_size ", o.patch_size,
+                              " does not divide the image size ", o.img_size));
+  if (o.dim % o.heads != 0)
+    throw ConfigError(str_cat(cfg.origin("model.heads"), ": model.heads ", o.heads, " does not divide model.dim ",
+                              o.dim));
+  o.attention = attention_spec_from_config(cfg, o.depth, o.heads);
+  return o;
+}
 
 TaskFamily vit_task_family() {
   return {"vit", "ViT image classification with MHA or MoH attention (Fashion-MNIST or an image folder)", vit_schema,

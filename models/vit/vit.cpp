@@ -158,6 +158,7 @@ VitOutput VisionTransformer::forward(const ag::Variable& images) const {
   for (const auto& block : blocks) x = block->forward(x, out.balance_losses);
   // LayerNorm is per token, so normalising only the class token equals timm's norm-then-select.
   ag::Variable pooled = o.class_token ? norm->forward(ag::select(x, 1, 0)) : fc_norm->forward(ag::mean(x, {1}));
+  out.features = pooled;
   out.logits = head ? head->forward(pooled) : pooled;
   return out;
 }

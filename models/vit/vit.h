@@ -70,6 +70,7 @@ class Block : public Module {
 
 struct VitOutput {
   ag::Variable logits;                       // [B, num_classes] ([B, dim] without a head)
+  ag::Variable features;                     // [B, dim]: the pooled, normalised tokens the head reads (FID)
   std::vector<ag::Variable> balance_losses;  // one per MoH block with routed_topk > 0, training only
 };
 
