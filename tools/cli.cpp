@@ -1,4 +1,5 @@
-// The `moh` command line: argument parsing, the three commands and the exit-status contract.
+// The `moh` command line: argument parsing, train / eval / config, the dispatch to the other commands'
+// files and the exit-status contract.
 #include "tools/cli.h"
 
 #include <csignal>
@@ -20,6 +21,8 @@
 #include "tools/exit_status.h"
 #include "tools/generate_cli.h"
 #include "tools/latent_cli.h"
+#include "tools/fid_cli.h"
+#include "tools/sample_cli.h"
 #include "tools/stored_run.h"
 #include "tools/text_cli.h"
 
@@ -37,6 +40,8 @@ const char* kUsage =
     "  moh generate RUN_DIR --prompt TEXT ...      continue a text with an llm run's model (streamed)\n"
     "  moh encode RUN_DIR --out LATENTS.h5 ...     images to latents with an autoencoder run\n"
     "  moh decode RUN_DIR --latents FILE --out ... latents back to images (PNG grid or files)\n"
+    "  moh sample RUN_DIR --out DIR ...            class-conditional images of a dit run (samples.npz, grid)\n"
+    "  moh fid SAMPLES.npz --features VIT_RUN ...  Frechet distance of samples, with floor and ceiling\n"
     "  moh tokenize --tokenizer FILE --out DIR ... encode text documents into llm.c token shards\n"
     "  moh tokenizer encode|decode|info|train ...  text <-> token ids on stdin/stdout; train SentencePiece\n"
     "  moh COMMAND --help                         help for one command\n";
@@ -54,7 +59,8 @@ void print_help(const std::string& command) {
     std::cout << "usage: moh eval RUN_DIR|CHECKPOINT [key=value ...]\n"
                  "Evaluates the newest valid checkpoint of RUN_DIR (or the given .h5 file) on the task's\n"
                  "held-out split, prints the metrics as one JSON object on the last line and writes them to\n"
-                 "eval.json beside the checkpoint. Overrides apply to the config stored in the checkpoint.\n"
+                 "eval.json beside the checkpoint. Overrides apply to the config stored in the checkpoint;\n"
+                 "with eval.use_ema (the config's or eval.use_ema=true) the EMA weights are evaluated.\n"
                  "Under mpirun each process evaluates a shard of the split; rank 0 prints and writes.\n";
   } else if (command == "config") {
     std::cout << "usage: moh config CONFIG.yaml [key=value ...]\n"
@@ -121,10 +127,11 @@ int train(const Invocation& inv) {
 int eval(const Invocation& inv) {
   const cli::StoredRun run = cli::open_stored_run(inv.target, inv.overrides, "moh eval");
   std::unique_ptr<Task> task = task_family(run.task).create(run.config);
-  task->model().load_state_dict(run.data.model);
+  task->model().load_state_dict(cli::weights_to_evaluate(run));
   const std::string out_dir = std::filesystem::path(run.checkpoint).parent_path().string();
   task->set_output_dir(out_dir);
-  nlohmann::json result{{"checkpoint", run.checkpoint}, {"step", run.data.step}, {"task", run.task}};
+  nlohmann::json result{{"checkpoint", run.checkpoint}, {"step", run.data.step}, {"task", run.task},
+                        {"weights", run.config.get_bool("eval.use_ema") ? "ema" : "trained"}};
   for (auto& [name, value] : task->evaluate()) result[name] = value;  // under mpirun: each rank a shard
   if (dist::launch_env().rank != 0) return kOk;  // rank 0 alone writes
   const std::string out_path = (std::filesystem::path(out_dir) / "eval.json").string();
@@ -144,6 +151,8 @@ int run_cli(int argc, char** argv) {
   if (argc >= 2 && is_text_command(argv[1])) return run_text_command(argc, argv);  // tools/text_cli.cpp
   if (argc >= 2 && std::string(argv[1]) == "generate") return run_generate_command(argc, argv);
   if (argc >= 2 && is_latent_command(argv[1])) return run_latent_command(argc, argv);
+  if (argc >= 2 && std::string(argv[1]) == "sample") return run_sample_command(argc, argv);
+  if (argc >= 2 && std::string(argv[1]) == "fid") return run_fid_command(argc, argv);
   return cli::exit_status_of("moh", [&] {
     Invocation inv = parse_args(argc, argv);
     if (inv.help) {

@@ -25,7 +25,7 @@
 #include "tools/cli_args.h"
 #include "tools/exit_status.h"
 #include "tools/progress_line.h"
-#include "tools/stored_run.h"
+#include "tools/stored_autoencoder.h"
 
 namespace moh {
 namespace {
@@ -52,40 +52,6 @@ const char* kDecodeHelp =
     "otherwise --out is a folder receiving one PNG per latent, named by its index (000000.png, ...). Latents\n"
     "--first (default 0) to --first + --count (default 64) are decoded; --crop S cuts the centre S x S of\n"
     "each image (e.g. 28 to undo Fashion-MNIST's padding to 32).\n";
-
-struct LoadedAutoencoder {
-  cli::StoredRun run;
-  std::unique_ptr<Autoencoder> model;
-};
-
-// The image channels a stored run trained on, from its checkpoint (the encoder's first convolution).
-int64_t stored_image_channels(const cli::StoredRun& run) {
-  const auto it = run.data.model.find("encoder.conv_in.weight");
-  if (it == run.data.model.end() || it->second.dim() != 4)
-    MOH_FAIL("'", run.checkpoint, "' has no encoder.conv_in.weight [ch, C, 3, 3]: not an autoencoder checkpoint");
-  return it->second.size(1);
-}
-
-// The stored run's autoencoder with its checkpoint's weights, in eval mode. `data_overrides` (the split a
-// command reads) apply after the user's overrides, once the run is known to be an autoencoder run.
-LoadedAutoencoder load_autoencoder(const std::string& target, std::vector<std::string> overrides,
-                                   const std::vector<std::string>& data_overrides, const std::string& command) {
-  LoadedAutoencoder loaded{cli::open_stored_run(target, overrides, command), nullptr};
-  if (loaded.run.task != "autoencoder")
-    throw UsageError(str_cat("'", loaded.run.checkpoint, "' is a checkpoint of a '", loaded.run.task, "' run; ",
-                             command, " needs a run of the autoencoder task"));
-  if (!data_overrides.empty()) {
-    overrides.insert(overrides.end(), data_overrides.begin(), data_overrides.end());
-    loaded.run.config = Config::parse(loaded.run.data.config_text, training_schema("autoencoder"),
-                                      loaded.run.checkpoint + " (stored config)", overrides);
-  }
-  Generator init(0);  // the weights are the checkpoint's
-  const int64_t channels = stored_image_channels(loaded.run);
-  loaded.model = std::make_unique<Autoencoder>(autoencoder_options_from_config(loaded.run.config, channels), init);
-  loaded.model->load_state_dict(loaded.run.data.model);
-  loaded.model->eval();
-  return loaded;
-}
 
 void split_target(const cli::Args& args, const char* help, std::string& target, std::vector<std::string>& overrides) {
   for (const std::string& arg : args.positional) {
@@ -117,7 +83,7 @@ int encode_command(int argc, char** argv) {
   Generator noise(cli::number<uint64_t>(args, "--seed", 0));
 
   // The split to read becomes the evaluation split of the stored data config.
-  LoadedAutoencoder ae = load_autoencoder(
+  cli::StoredAutoencoder ae = cli::load_stored_autoencoder(
       target, overrides, {"data.eval_split=" + split, str_cat("data.eval_limit=", limit)}, "moh encode");
   const Config& cfg = ae.run.config;
   WarningChannel warnings;
@@ -164,17 +130,6 @@ int encode_command(int argc, char** argv) {
   return kOk;
 }
 
-// images [N, C, S, S] centre-cropped to `crop` (0 = unchanged).
-Tensor centre_crop(const Tensor& images, int64_t crop) {
-  const int64_t s = images.size(2);
-  if (crop == 0 || crop == s) return images;
-  if (crop > s || (s - crop) % 2 != 0)
-    throw UsageError(str_cat("--crop ", crop, " does not fit the decoded ", s, " x ", s,
-                             " images (at most their side, with an even difference)"));
-  const int64_t o = (s - crop) / 2;
-  return images.narrow(2, o, crop).narrow(3, o, crop);
-}
-
 int decode_command(int argc, char** argv) {
   const cli::Args args =
       cli::parse_args(argc, argv, 2, {"--latents", "--out", "--first", "--count", "--columns", "--crop"}, {});
@@ -195,7 +150,7 @@ int decode_command(int argc, char** argv) {
   if (first >= latents->size())
     throw UsageError(str_cat("--first ", first, " is past the ", latents->size(), " latents of '", latents_path, "'"));
   const int64_t count = std::min(wanted, latents->size() - first);
-  LoadedAutoencoder ae = load_autoencoder(target, overrides, {}, "moh decode");
+  cli::StoredAutoencoder ae = cli::load_stored_autoencoder(target, overrides, {}, "moh decode");
   if (latents->latent_shape()[0] != ae.model->options().latent_channels)
     MOH_FAIL("moh decode: '", latents_path, "' holds latents of ", latents->latent_shape()[0],
              " channels; the autoencoder of '", ae.run.checkpoint, "' decodes ", ae.model->options().latent_channels);
@@ -210,7 +165,7 @@ int decode_command(int argc, char** argv) {
     const int64_t b = std::min(kBatch, count - done);
     std::vector<int64_t> indices(static_cast<size_t>(b));
     for (int64_t i = 0; i < b; ++i) indices[size_t(i)] = first + done + i;
-    const Tensor decoded = centre_crop(ae.model->decode(ag::Variable(latents->read(indices).latents)).data(), crop);
+    const Tensor decoded = cli::centre_crop(ae.model->decode(ag::Variable(latents->read(indices).latents)).data(), crop);
     if (grid) {
       images.push_back(decoded.contiguous());
     } else {

@@ -79,6 +79,24 @@ TEST_F(Cli, TrainThenEvaluatePrintJsonLastLines) {
   EXPECT_EQ(nlohmann::json::parse(eval_file.last_line())["step"], 20);
 }
 
+TEST_F(Cli, EvalUsesTheEmaWeightsWhenAsked) {
+  Result train = moh("train " + config() + " ema.decay=0.5 eval.use_ema=true");
+  ASSERT_EQ(train.status, 0) << train.output;
+  const auto summary = nlohmann::json::parse(train.last_line());
+  const std::string run = (dir_ / "runs" / "cli").string();
+  const auto ema = nlohmann::json::parse(moh("eval " + run).last_line());
+  EXPECT_EQ(ema["weights"], "ema");
+  EXPECT_EQ(ema["loss"], summary["eval/loss"]);  // the run's last evaluation was of the EMA weights
+  const auto trained = nlohmann::json::parse(moh("eval " + run + " eval.use_ema=false").last_line());
+  EXPECT_EQ(trained["weights"], "trained");
+  EXPECT_NE(trained["loss"], ema["loss"]);
+  // A run without EMA weights cannot be evaluated with them.
+  ASSERT_EQ(moh("train " + config() + " run.name=plain").status, 0);
+  Result refused = moh("eval " + (dir_ / "runs" / "plain").string() + " eval.use_ema=true");
+  EXPECT_EQ(refused.status, 1) << refused.output;
+  EXPECT_NE(refused.output.find("holds no EMA weights"), std::string::npos) << refused.output;
+}
+
 TEST_F(Cli, SigintSavesACheckpointAndExitsCleanly) {
   const fs::path metrics = dir_ / "runs" / "cli" / "metrics.jsonl";
   const std::string cli = MOH_TEST_PATH(MOH_CLI_PATH), cfg = config();
