@@ -14,20 +14,23 @@
 # --llm (anywhere in the arguments) times an LLM config's training instead, moh (MHA, and MoH with
 # --moh) against tests/reference/train_llm_reference.py: scripts/bench_llm_vs_torch.py, whose --help
 # lists its options (--config configs/llm/kjv_mha.yaml, --steps, --batch, --threads, --rounds, ...).
+# --dit (anywhere in the arguments) times the DiT fmnist training step instead, moh (MHA, and MoH with
+# --moh) against tests/reference/dit_reference.py: scripts/bench_dit_vs_torch.py, whose --help lists its
+# options (--batch 128, --steps, --threads, --heads 8, --shared 4, --topk 2, --rounds 3, ...).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 for arg in "$@"; do
-  if [[ $arg == --llm ]]; then
+  if [[ $arg == --llm || $arg == --dit ]]; then
     rest=()
-    for a in "$@"; do [[ $a == --llm ]] || rest+=("$a"); done
-    exec /usr/bin/python3 "$root/scripts/bench_llm_vs_torch.py" "${rest[@]}"
+    for a in "$@"; do [[ $a == "$arg" ]] || rest+=("$a"); done
+    exec /usr/bin/python3 "$root/scripts/bench_${arg#--}_vs_torch.py" "${rest[@]}"
   fi
 done
 steps=30 warmup=5 batch=128 threads=2 preset=tiny moh=0 shared=2 topk=4 rounds=1
 wait_policy="${OMP_WAIT_POLICY:-passive}"
 build="${MOH_BUILD_DIR:-$root/build}"
-usage() { sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --steps) steps="$2"; shift 2 ;;
