@@ -10,18 +10,20 @@ attention: --shared heads + the top --topk routed, sparse execution) and, in thi
 twin model of tests/reference/dit_reference.py built from the shape moh_bench_dit_train --config-only prints
 (never written here), always MHA (the reference for moh's MoH run too). The PyTorch step is moh's: fresh
 uniform timesteps and noise, q_sample, forward with 10% of the labels forced to the null class, the mean of
-improved-diffusion's training loss (MSE + the variational bound with the mean detached, learned sigma,
-1000 linear steps; tests/reference/make_diffusion_fixture.py's transcription, its tables in float32),
-backward, AdamW with the config's lr and weight decay. PyTorch initialises with its default init, not DiT's
-zero adaLN/final layers (the same work per step). --rounds R alternates the runs R times and pools their
-steps (a shared machine's load drifts). Both sides get OMP_NUM_THREADS = --threads (PyTorch also
-torch.set_num_threads) and the same OMP_WAIT_POLICY: --wait-policy (active, passive, or unset), else the
-environment's, else passive (as scripts/bench_vs_torch.sh). --malloc keep (the default) runs both sides
-with glibc malloc keeping freed memory (bench_llm_vs_torch.py's KEEP_FREED_MEMORY; this script re-executes
-itself to set it, glibc reads it at start-up; that script says why): in short trials here it made
-PyTorch's forward faster, by a margin the shared machine's noise blurs. Prints a table of medians over every measured
-step (ms/step, samples/s; forward/backward/optimizer ms: medians of the rounds' medians) and the ratio moh/torch of samples/s (> 1: moh is
-faster); exits 1 when a run fails or moh's MHA model and PyTorch's differ in parameter count.
+improved-diffusion's training loss (MSE + the variational bound with the mean detached, learned sigma, 1000
+linear steps; tests/reference/make_diffusion_fixture.py's transcription, its tables in float32), backward,
+AdamW with the config's lr and weight decay. PyTorch initialises with its default init, not DiT's zero
+adaLN/final layers (the same work per step). --rounds R alternates the runs R times and pools their steps (a
+shared machine's load drifts). Both sides get OMP_NUM_THREADS = --threads (PyTorch also torch.set_num_threads)
+and the same OMP_WAIT_POLICY: --wait-policy (active, passive, or unset), else the environment's, else passive
+(as scripts/bench_vs_torch.sh). --malloc keep (the default) runs both sides with glibc malloc keeping freed
+memory (bench_llm_vs_torch.py's KEEP_FREED_MEMORY; this script re-executes itself to set it, glibc reads it at
+start-up; that script says why): in short trials here it made PyTorch's forward faster, by a margin the shared
+machine's noise blurs. Prints a table of medians over every measured step (ms/step, samples/s;
+forward/backward/optimizer ms and the CPU ms of all threads per step: medians of the rounds' medians), the
+ratio moh/torch of samples/s and torch/moh of CPU ms (> 1: moh is faster; the CPU ratio is less sensitive to
+other jobs on the machine); exits 1 when a run fails or moh's MHA model and PyTorch's differ in parameter
+count.
 """
 
 import argparse
@@ -35,7 +37,9 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "reference"))
 from bench_llm_vs_torch import KEEP_FREED_MEMORY  # noqa: E402
-PARTS = ("forward_ms", "backward_ms", "optimizer_ms")  # medians of a run's steps, as moh_bench_dit_train's JSON
+
+# Medians of one run's steps, as moh_bench_dit_train's JSON has them.
+PARTS = ("forward_ms", "backward_ms", "optimizer_ms", "cpu_ms")
 
 
 def fail(message, output=""):
@@ -76,7 +80,7 @@ def torch_run(c, steps, warmup):
     times = {key: [] for key in ("step_ms", *PARTS)}
     losses = []
     for s in range(warmup + steps):
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         t = torch.randint(0, c["diffusion_steps"], (b,))
         noise = torch.randn_like(latents)
         x_t = per_sample(tab["sqrt_alphas_cumprod"], t, 4) * latents + \
@@ -90,10 +94,11 @@ def torch_run(c, steps, warmup):
         opt.step()
         opt.zero_grad(set_to_none=True)
         losses.append(loss.item())
-        end = time.perf_counter()
+        end, cpu_end = time.perf_counter(), time.process_time()
         if s >= warmup:
             for key, ms in (("step_ms", end - start), ("forward_ms", forward_end - start),
-                            ("backward_ms", backward_end - forward_end), ("optimizer_ms", end - backward_end)):
+                            ("backward_ms", backward_end - forward_end), ("optimizer_ms", end - backward_end),
+                            ("cpu_ms", cpu_end - cpu_start)):
                 times[key].append(ms * 1e3)
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads: median "
           f"{statistics.median(times['step_ms']):.2f} ms/step (loss {losses[0]:.4f} -> {losses[-1]:.4f})")
@@ -171,18 +176,20 @@ def main():
     print(f"\nDiT {c['preset']} ({c['in_channels']} x {c['input_size']} x {c['input_size']} latents, patch "
           f"{c['patch_size']}, dim {c['dim']}, depth {c['depth']}, heads {c['heads']}, learned sigma, "
           f"{moh_rounds['mha'][0]['parameters']} parameters with MHA), batch {a.batch}, fp32 AdamW, MSE + vb, "
-          f"{a.threads} threads (OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'unset')}, malloc {a.malloc}); {a.rounds} rounds "
-          f"x {a.steps} steps after {a.warmup} warm-up each, medians over all rounds' steps; torch "
+          f"{a.threads} threads (OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'unset')}, malloc {a.malloc}); "
+          f"{a.rounds} rounds x {a.steps} steps after {a.warmup} warm-up each, medians over all rounds' steps; torch "
           f"{torch.__version__}; moh BLAS kernels {moh_rounds['mha'][0]['blas_core']}")
-    print("| side | attention | ms/step | samples/s | forward ms | backward ms | optimizer ms | moh/torch samples/s |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| side | attention | ms/step | samples/s | forward ms | backward ms | optimizer ms | CPU ms | "
+          "moh/torch samples/s | torch/moh CPU ms |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for name in sides:
         m = pooled(moh_rounds[name])
         rate = a.batch * 1e3 / m["step_ms"]
         print(f"| moh | {moh_label(configs[name])} | {m['step_ms']:.1f} | {rate:.1f} | {m['forward_ms']:.1f} | "
-              f"{m['backward_ms']:.1f} | {m['optimizer_ms']:.1f} | {rate / torch_rate:.2f} |")
+              f"{m['backward_ms']:.1f} | {m['optimizer_ms']:.1f} | {m['cpu_ms']:.1f} | {rate / torch_rate:.2f} | "
+              f"{t['cpu_ms'] / m['cpu_ms']:.2f} |")
     print(f"| torch | MHA | {t['step_ms']:.1f} | {torch_rate:.1f} | {t['forward_ms']:.1f} | {t['backward_ms']:.1f} | "
-          f"{t['optimizer_ms']:.1f} | 1.00 |")
+          f"{t['optimizer_ms']:.1f} | {t['cpu_ms']:.1f} | 1.00 | 1.00 |")
     return 0
 
 

@@ -7,7 +7,7 @@
 // With --moh every block runs MoHAttention (--shared heads always on, top --topk of the rest routed, sparse
 // execution; defaults 4 and 2, configs/dit/fmnist_moh75.yaml); both take one value or one per block (4,4,2).
 // The last line is one JSON object: "config" (the resolved model shape, so scripts/bench_dit_vs_torch.py
-// builds the same model and never copies it), "step_ms" (every measured step) and the medians;
+// builds the same model and never copies it), "step_ms" (every measured step) and the medians (CPU time too);
 // --config-only prints just that object. Bad options exit 2 with a message.
 // Usage: moh_bench_dit_train [--batch 128] [--steps 20] [--warmup 3] [--threads T] [--heads 8]
 //                            [--moh [--shared 4] [--topk 2]] [--config-only]
@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <memory>
 #include <string>
 #include <vector>
@@ -133,9 +134,10 @@ double ms_between(std::chrono::steady_clock::time_point a, std::chrono::steady_c
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
-// Per measured step (ms): the whole step, its forward through the loss, backward and optimizer parts.
+// Per measured step (ms): the whole step, its forward through the loss, backward and optimizer parts, and
+// the CPU time of all threads (std::clock; less sensitive than wall time to other jobs on the machine).
 struct Timings {
-  std::vector<double> step, forward, backward, optimizer;
+  std::vector<double> step, forward, backward, optimizer, cpu;
   double loss_first = 0, loss_last = 0;
 };
 
@@ -146,6 +148,7 @@ Timings train(DiT& model, const Args& args, const Tensor& latents, const Tensor&
   Timings t;
   for (int64_t s = 0; s < args.warmup + args.steps; ++s) {
     const auto start = Clock::now();
+    const std::clock_t cpu_start = std::clock();
     const Tensor steps = uniform_timesteps(args.batch, diffusion.num_timesteps(), gen);
     const Tensor noise = normal(latents.shape(), 0.0, 1.0, gen);
     const Tensor x_t = diffusion.q_sample(latents, steps, noise);
@@ -165,6 +168,7 @@ Timings train(DiT& model, const Args& args, const Tensor& latents, const Tensor&
     optimizer.zero_grad();
     const double loss_value = diffusion_loss.data().item<double>();
     const auto end = Clock::now();
+    const std::clock_t cpu_end = std::clock();
     MOH_CHECK(std::isfinite(loss_value), kName, ": loss is ", loss_value, " at step ", s);
     if (s == 0) t.loss_first = loss_value;
     t.loss_last = loss_value;
@@ -173,6 +177,7 @@ Timings train(DiT& model, const Args& args, const Tensor& latents, const Tensor&
     t.forward.push_back(ms_between(start, forward_end));
     t.backward.push_back(ms_between(forward_end, backward_end));
     t.optimizer.push_back(ms_between(backward_end, end));
+    t.cpu.push_back(double(cpu_end - cpu_start) * 1e3 / CLOCKS_PER_SEC);
   }
   return t;
 }
@@ -196,14 +201,14 @@ int run(int argc, char** argv) {
               config["attention"].get<std::string>().c_str(), num_threads());
   const Timings t = train(model, args, latents, labels, data);
   const double step = median(t.step), samples_per_s = double(args.batch) * 1e3 / step;
-  const double fwd = median(t.forward), bwd = median(t.backward), opt = median(t.optimizer);
-  std::printf("median %.2f ms/step (forward %.2f, backward %.2f, optimizer %.2f; fastest step %.2f), "
-              "%.1f samples/s (loss %.4f -> %.4f over %lld steps)\n",
-              step, fwd, bwd, opt, *std::min_element(t.step.begin(), t.step.end()), samples_per_s, t.loss_first,
-              t.loss_last, (long long)(args.warmup + args.steps));
+  const double fwd = median(t.forward), bwd = median(t.backward), opt = median(t.optimizer), cpu = median(t.cpu);
+  std::printf("median %.2f ms/step (forward %.2f, backward %.2f, optimizer %.2f; fastest step %.2f; CPU time "
+              "%.2f ms), %.1f samples/s (loss %.4f -> %.4f over %lld steps)\n",
+              step, fwd, bwd, opt, *std::min_element(t.step.begin(), t.step.end()), cpu, samples_per_s,
+              t.loss_first, t.loss_last, (long long)(args.warmup + args.steps));
   const nlohmann::json js{{"framework", "moh"}, {"config", config}, {"parameters", model.num_parameters()},
                           {"step_ms", t.step}, {"median_ms", step}, {"forward_ms", fwd}, {"backward_ms", bwd},
-                          {"optimizer_ms", opt}, {"samples_per_s", samples_per_s},
+                          {"optimizer_ms", opt}, {"cpu_ms", cpu}, {"samples_per_s", samples_per_s},
                           {"loss_first", t.loss_first}, {"loss_last", t.loss_last},
                           {"blas_core", blas_core_name()}};
   std::printf("%s\n", js.dump().c_str());
