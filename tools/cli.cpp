@@ -23,7 +23,7 @@
 #include "tools/latent_cli.h"
 #include "tools/fid_cli.h"
 #include "tools/sample_cli.h"
-#include "tools/stored_run.h"
+#include "trainers/stored_run.h"
 #include "tools/text_cli.h"
 
 namespace moh {
@@ -125,9 +125,9 @@ int train(const Invocation& inv) {
 }
 
 int eval(const Invocation& inv) {
-  const cli::StoredRun run = cli::open_stored_run(inv.target, inv.overrides, "moh eval");
+  const StoredRun run = open_stored_run(inv.target, inv.overrides, "moh eval");
   std::unique_ptr<Task> task = task_family(run.task).create(run.config);
-  task->model().load_state_dict(cli::weights_to_evaluate(run));
+  task->model().load_state_dict(weights_to_evaluate(run));
   const std::string out_dir = std::filesystem::path(run.checkpoint).parent_path().string();
   task->set_output_dir(out_dir);
   nlohmann::json result{{"checkpoint", run.checkpoint}, {"step", run.data.step}, {"task", run.task},

@@ -1,6 +1,7 @@
 // Command-line options of the `moh` subcommands that take --key value options (tokenize,
 // tokenizer, generate): parsing into options and positional arguments, and typed reads whose
-// failures are UsageErrors (exit status 2) naming the option.
+// failures are UsageErrors (exit status 2) naming the option; the target and overrides of commands on a
+// stored run.
 #pragma once
 
 #include <algorithm>
@@ -58,6 +59,23 @@ inline std::string required(const Args& args, const std::string& key, const char
   const auto it = args.options.find(key);
   if (it == args.options.end()) throw UsageError(str_cat("missing ", key, "\n", help));
   return it->second;
+}
+
+// The positional arguments of a command on a stored run: the target (RUN_DIR, a checkpoint, a samples
+// file: `what` names it in the error when it is missing) and the key=value config overrides.
+struct TargetArgs {
+  std::string target;
+  std::vector<std::string> overrides;
+};
+inline TargetArgs target_and_overrides(const Args& args, const char* help, const char* what = "RUN_DIR or CHECKPOINT") {
+  TargetArgs out;
+  for (const std::string& arg : args.positional) {
+    if (arg.find('=') != std::string::npos) out.overrides.push_back(arg);
+    else if (out.target.empty()) out.target = arg;
+    else throw UsageError(str_cat("unexpected argument '", arg, "' (overrides look like key=value)"));
+  }
+  if (out.target.empty()) throw UsageError(str_cat("missing ", what, "\n", help));
+  return out;
 }
 
 }  // namespace moh::cli

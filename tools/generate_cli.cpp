@@ -16,7 +16,7 @@
 #include "trainers/llm_task.h"
 #include "tools/cli_args.h"
 #include "tools/exit_status.h"
-#include "tools/stored_run.h"
+#include "trainers/stored_run.h"
 
 namespace moh {
 namespace {
@@ -87,25 +87,16 @@ int generate_command(int argc, char** argv) {
     std::cout << kGenerateHelp;
     return kOk;
   }
-  std::string target;
-  std::vector<std::string> overrides;
-  for (const std::string& arg : args.positional) {
-    if (arg.find('=') != std::string::npos) overrides.push_back(arg);
-    else if (target.empty()) target = arg;
-    else throw UsageError(str_cat("unexpected argument '", arg, "' (overrides look like key=value)"));
-  }
-  if (target.empty()) throw UsageError(str_cat("missing RUN_DIR or CHECKPOINT\n", kGenerateHelp));
+  const auto [target, overrides] = cli::target_and_overrides(args, kGenerateHelp);
   const std::string prompt = cli::required(args, "--prompt", kGenerateHelp);
   GenerationOptions options = generation_options(args);
 
-  const cli::StoredRun run = cli::open_stored_run(target, overrides, "moh generate");
-  if (run.task != "llm")
-    throw UsageError(str_cat("'", run.checkpoint, "' is a checkpoint of a '", run.task,
-                             "' run; moh generate needs a run of the llm task"));
+  const StoredRun run = open_stored_run(target, overrides, "moh generate");
+  require_task(run, "llm", "moh generate", "a run of the llm task");
   const auto tokenizer = text::load_tokenizer(run.config.get_string("data.tokenizer"));
   Generator init(0);  // the weights are the checkpoint's
   LanguageModel model(llm_options_from_config(run.config, tokenizer->vocab_size()), init);
-  model.load_state_dict(cli::weights_to_evaluate(run));
+  model.load_state_dict(weights_to_evaluate(run));
   model.eval();
 
   std::vector<text::TokenId> ids = tokenizer->encode_ordinary(prompt);

@@ -25,7 +25,7 @@
 #include "tools/cli_args.h"
 #include "tools/exit_status.h"
 #include "tools/progress_line.h"
-#include "tools/stored_autoencoder.h"
+#include "trainers/stored_autoencoder.h"
 
 namespace moh {
 namespace {
@@ -53,15 +53,6 @@ const char* kDecodeHelp =
     "--first (default 0) to --first + --count (default 64) are decoded; --crop S cuts the centre S x S of\n"
     "each image (e.g. 28 to undo Fashion-MNIST's padding to 32).\n";
 
-void split_target(const cli::Args& args, const char* help, std::string& target, std::vector<std::string>& overrides) {
-  for (const std::string& arg : args.positional) {
-    if (arg.find('=') != std::string::npos) overrides.push_back(arg);
-    else if (target.empty()) target = arg;
-    else throw UsageError(str_cat("unexpected argument '", arg, "' (overrides look like key=value)"));
-  }
-  if (target.empty()) throw UsageError(str_cat("missing RUN_DIR or CHECKPOINT\n", help));
-}
-
 int encode_command(int argc, char** argv) {
   const cli::Args args =
       cli::parse_args(argc, argv, 2, {"--out", "--split", "--posterior", "--batch", "--limit", "--seed"}, {});
@@ -69,9 +60,7 @@ int encode_command(int argc, char** argv) {
     std::cout << kEncodeHelp;
     return kOk;
   }
-  std::string target;
-  std::vector<std::string> overrides;
-  split_target(args, kEncodeHelp, target, overrides);
+  const auto [target, overrides] = cli::target_and_overrides(args, kEncodeHelp);
   const std::string out = cli::required(args, "--out", kEncodeHelp);
   const std::string split = args.options.count("--split") ? args.options.at("--split") : "train";
   const std::string posterior = args.options.count("--posterior") ? args.options.at("--posterior") : "mean";
@@ -83,7 +72,7 @@ int encode_command(int argc, char** argv) {
   Generator noise(cli::number<uint64_t>(args, "--seed", 0));
 
   // The split to read becomes the evaluation split of the stored data config.
-  cli::StoredAutoencoder ae = cli::load_stored_autoencoder(
+  StoredAutoencoder ae = load_stored_autoencoder(
       target, overrides, {"data.eval_split=" + split, str_cat("data.eval_limit=", limit)}, "moh encode");
   const Config& cfg = ae.run.config;
   WarningChannel warnings;
@@ -137,9 +126,7 @@ int decode_command(int argc, char** argv) {
     std::cout << kDecodeHelp;
     return kOk;
   }
-  std::string target;
-  std::vector<std::string> overrides;
-  split_target(args, kDecodeHelp, target, overrides);
+  const auto [target, overrides] = cli::target_and_overrides(args, kDecodeHelp);
   const std::string latents_path = cli::required(args, "--latents", kDecodeHelp);
   const std::string out = cli::required(args, "--out", kDecodeHelp);
   const int64_t first = cli::number<int64_t>(args, "--first", 0), wanted = cli::number<int64_t>(args, "--count", 64);
@@ -150,7 +137,7 @@ int decode_command(int argc, char** argv) {
   if (first >= latents->size())
     throw UsageError(str_cat("--first ", first, " is past the ", latents->size(), " latents of '", latents_path, "'"));
   const int64_t count = std::min(wanted, latents->size() - first);
-  cli::StoredAutoencoder ae = cli::load_stored_autoencoder(target, overrides, {}, "moh decode");
+  StoredAutoencoder ae = load_stored_autoencoder(target, overrides, {}, "moh decode");
   if (latents->latent_shape()[0] != ae.model->options().latent_channels)
     MOH_FAIL("moh decode: '", latents_path, "' holds latents of ", latents->latent_shape()[0],
              " channels; the autoencoder of '", ae.run.checkpoint, "' decodes ", ae.model->options().latent_channels);
@@ -165,7 +152,7 @@ int decode_command(int argc, char** argv) {
     const int64_t b = std::min(kBatch, count - done);
     std::vector<int64_t> indices(static_cast<size_t>(b));
     for (int64_t i = 0; i < b; ++i) indices[size_t(i)] = first + done + i;
-    const Tensor decoded = cli::centre_crop(ae.model->decode(ag::Variable(latents->read(indices).latents)).data(), crop);
+    const Tensor decoded = centre_crop(ae.model->decode(ag::Variable(latents->read(indices).latents)).data(), crop);
     if (grid) {
       images.push_back(decoded.contiguous());
     } else {

@@ -1,6 +1,7 @@
-// `moh sample` (see sample_cli.h): the DiT of a stored run (EMA weights by eval.use_ema), the respaced
-// reverse process, decoding by the autoencoder whose latents the run trained on, and the output files.
-// Samples are drawn in batches from one generator seeded by --seed, so the same command (same --num,
+// `moh sample` (see sample_cli.h): the DiT of a stored run (EMA weights by
+// eval.use_ema), the respaced reverse process, decoding by the autoencoder
+// whose latents the run trained on, and the output files. Samples are drawn in
+// batches from one generator seeded by --seed, so the same command (same --num,
 // --classes, --batch and --seed) writes the same bytes.
 #include "tools/sample_cli.h"
 
@@ -11,19 +12,18 @@
 
 #include <nlohmann/json.hpp>
 
-#include "autograd/tape.h"
+#include "core/factory.h"
 #include "core/io/checked_write.h"
 #include "core/io/npz.h"
-#include "core/factory.h"
 #include "core/ops.h"
 #include "data/image_grid.h"
 #include "data/latent_source.h"
-#include "models/dit/guided_sampling.h"
-#include "trainers/dit_task.h"
 #include "tools/cli_args.h"
 #include "tools/exit_status.h"
 #include "tools/progress_line.h"
-#include "tools/stored_autoencoder.h"
+#include "trainers/dit_images.h"
+#include "trainers/dit_task.h"
+#include "trainers/stored_autoencoder.h"
 
 namespace moh {
 namespace {
@@ -33,18 +33,17 @@ using cli::UsageError;
 namespace fs = std::filesystem;
 
 const char* kSampleHelp =
-    "usage: moh sample RUN_DIR|CHECKPOINT --out DIR [--num N] [--classes 0,3,...] [--cfg S] [--cfg-channels K]\n"
-    "                  [--steps N] [--sampler ddpm|ddim] [--eta E] [--seed S] [--batch B]\n"
-    "                  [--autoencoder AE_RUN|CKPT] [--crop S] [--columns K] [--pngs] [key=value ...]\n"
-    "Samples a DiT run (its newest valid checkpoint, or the given .h5; the EMA weights when the stored config\n"
-    "or an override sets eval.use_ema) and decodes the latents with the autoencoder of --autoencoder or of\n"
-    "the run's data.autoencoder. --num (default 100) samples, labels cycling through --classes (default every\n"
-    "class), classifier-free guidance --cfg (default 1: none; DiT uses 4 for pictures, 1.5 for FID) on\n"
-    "--cfg-channels latent channels (0, the default: all; 3: the DiT reference code), --steps (default 250)\n"
-    "of the respaced process, --sampler ddpm (default) or ddim (--eta, default 0), --seed (default 0),\n"
-    "--batch (default 100) samples per pass. --crop S cuts the centre S x S of each image (28 undoes\n"
-    "Fashion-MNIST's padding to 32). Writes DIR/samples.npz (arr_0 uint8 [N, H, W, C], arr_1 labels),\n"
-    "DIR/grid.png (the first 100, --columns per row, default 10) and with --pngs DIR/images/NNNNNN.png.\n";
+    "usage: moh sample RUN_DIR|CHECKPOINT --out DIR [--num N] [--classes 0,3,...] [--cfg S] [--cfg-channels K]\n       "
+    "           [--steps N] [--sampler ddpm|ddim] [--eta E] [--seed S] [--batch B]\n                  [--autoencoder "
+    "AE_RUN|CKPT] [--crop S] [--columns K] [--pngs] [key=value ...]\nSamples a DiT run (its newest valid checkpoint, "
+    "or the given .h5; the EMA weights when the stored config\nor an override sets eval.use_ema) and decodes the "
+    "latents with the autoencoder of --autoencoder or of\nthe run's data.autoencoder. --num (default 100) samples, "
+    "labels cycling through --classes (default every\nclass), classifier-free guidance --cfg (default 1: none; DiT "
+    "uses 4 for pictures, 1.5 for FID) on\n--cfg-channels latent channels (0, the default: all; 3: the DiT reference "
+    "code), --steps (default 250)\nof the respaced process, --sampler ddpm (default) or ddim (--eta, default 0), "
+    "--seed (default 0),\n--batch (default 100) samples per pass. --crop S cuts the centre S x S of each image (28 "
+    "undoes\nFashion-MNIST's padding to 32). Writes DIR/samples.npz (arr_0 uint8 [N, H, W, C], arr_1 "
+    "labels),\nDIR/grid.png (the first 100, --columns per row, default 10) and with --pngs DIR/images/NNNNNN.png.\n";
 
 std::vector<int64_t> parse_classes(const std::string& text, int64_t num_classes) {
   std::vector<int64_t> out;
@@ -62,17 +61,15 @@ std::vector<int64_t> parse_classes(const std::string& text, int64_t num_classes)
 
 // The stored DiT run and its model with the weights to sample from.
 struct StoredDit {
-  cli::StoredRun run;
+  StoredRun run;
   std::unique_ptr<DiT> model;
   double scale_factor = 1;
   std::string autoencoder;  // data.autoencoder of the run ("" when unset)
 };
 
 StoredDit load_stored_dit(const std::string& target, const std::vector<std::string>& overrides) {
-  StoredDit d{cli::open_stored_run(target, overrides, "moh sample"), nullptr};
-  if (d.run.task != "dit")
-    throw UsageError(str_cat("'", d.run.checkpoint, "' is a checkpoint of a '", d.run.task,
-                             "' run; moh sample needs a run of the dit task"));
+  StoredDit d{open_stored_run(target, overrides, "moh sample"), nullptr};
+  require_task(d.run, "dit", "moh sample", "a run of the dit task");
   const Config& cfg = d.run.config;
   // The latent shape, classes and scale factor are the training latents'.
   LatentSourceOptions options;
@@ -82,23 +79,11 @@ StoredDit load_stored_dit(const std::string& target, const std::vector<std::stri
   const Shape& shape = latents->latent_shape();
   Generator init(0);  // the weights are the checkpoint's
   d.model = std::make_unique<DiT>(dit_options_from_config(cfg, shape[0], shape[1], latents->num_classes()), init);
-  d.model->load_state_dict(cli::weights_to_evaluate(d.run));
+  d.model->load_state_dict(weights_to_evaluate(d.run));
   d.model->eval();
   d.scale_factor = latents->scale_factor();
   if (cfg.has("data.autoencoder")) d.autoencoder = cfg.get_string("data.autoencoder");
   return d;
-}
-
-// uint8 [N, H, W, C] of images [N, C, H, W] in [-1, 1], with the byte mapping of the PNG grids.
-Tensor to_uint8_nhwc(const Tensor& images) {
-  const int64_t n = images.size(0), c = images.size(1), h = images.size(2), w = images.size(3);
-  std::vector<uint8_t> bytes;
-  bytes.reserve(size_t(n * h * w * c));
-  for (int64_t i = 0; i < n; ++i) {
-    const Image one = image_grid(images.narrow(0, i, 1), 1, -1.0, 1.0, 0);
-    bytes.insert(bytes.end(), one.pixels.begin(), one.pixels.end());
-  }
-  return from_vector<uint8_t>(bytes, {n, h, w, c}, DType::UInt8);
 }
 
 void write_png(const fs::path& path, const Image& image) {
@@ -107,23 +92,16 @@ void write_png(const fs::path& path, const Image& image) {
 }
 
 int sample_command(int argc, char** argv) {
-  const cli::Args args = cli::parse_args(argc, argv, 2,
-                                         {"--out", "--num", "--classes", "--cfg", "--cfg-channels", "--steps",
-                                          "--sampler", "--eta", "--seed", "--batch", "--autoencoder", "--crop",
-                                          "--columns"},
-                                         {"--pngs"});
+  const cli::Args args =
+      cli::parse_args(argc, argv, 2,
+                      {"--out", "--num", "--classes", "--cfg", "--cfg-channels", "--steps", "--sampler", "--eta",
+                       "--seed", "--batch", "--autoencoder", "--crop", "--columns"},
+                      {"--pngs"});
   if (args.help) {
     std::cout << kSampleHelp;
     return kOk;
   }
-  std::string target;
-  std::vector<std::string> overrides;
-  for (const std::string& arg : args.positional) {
-    if (arg.find('=') != std::string::npos) overrides.push_back(arg);
-    else if (target.empty()) target = arg;
-    else throw UsageError(str_cat("unexpected argument '", arg, "' (overrides look like key=value)"));
-  }
-  if (target.empty()) throw UsageError(str_cat("missing RUN_DIR or CHECKPOINT\n", kSampleHelp));
+  const auto [target, overrides] = cli::target_and_overrides(args, kSampleHelp);
   const fs::path out = cli::required(args, "--out", kSampleHelp);
   const int64_t num = cli::number<int64_t>(args, "--num", 100), steps = cli::number<int64_t>(args, "--steps", 250);
   const int64_t batch = cli::number<int64_t>(args, "--batch", 100), crop = cli::number<int64_t>(args, "--crop", 0);
@@ -142,54 +120,44 @@ int sample_command(int argc, char** argv) {
 
   StoredDit dit = load_stored_dit(target, overrides);
   const DitOptions& o = dit.model->options();
-  const std::vector<int64_t> classes = args.options.count("--classes")
-                                           ? parse_classes(args.options.at("--classes"), o.num_classes)
-                                           : [&] {
-                                               std::vector<int64_t> all(size_t(o.num_classes));
-                                               for (int64_t c = 0; c < o.num_classes; ++c) all[size_t(c)] = c;
-                                               return all;
-                                             }();
-  const std::string ae_target = args.options.count("--autoencoder") ? args.options.at("--autoencoder") : dit.autoencoder;
+  const std::vector<int64_t> classes =
+      args.options.count("--classes") ? parse_classes(args.options.at("--classes"), o.num_classes) : [&] {
+        std::vector<int64_t> all(size_t(o.num_classes));
+        for (int64_t c = 0; c < o.num_classes; ++c) all[size_t(c)] = c;
+        return all;
+      }();
+  const std::string ae_target =
+      args.options.count("--autoencoder") ? args.options.at("--autoencoder") : dit.autoencoder;
   if (ae_target.empty())
     throw UsageError(str_cat("moh sample: '", dit.run.checkpoint,
                              "' names no autoencoder (data.autoencoder); pass --autoencoder AE_RUN"));
-  const cli::StoredAutoencoder ae = cli::load_stored_autoencoder(ae_target, {}, {}, "moh sample");
-  if (ae.model->options().latent_channels != o.in_channels)
-    MOH_FAIL("moh sample: the autoencoder of '", ae.run.checkpoint, "' decodes ", ae.model->options().latent_channels,
-             "-channel latents; the DiT samples ", o.in_channels);
-  DiffusionOptions process = diffusion_options_from_config(dit.run.config);
+  const StoredAutoencoder ae = load_stored_autoencoder(ae_target, {}, {}, "moh sample");
+  const DiffusionOptions process = diffusion_options_from_config(dit.run.config);
   if (steps > process.steps)
     throw UsageError(str_cat("--steps ", steps, " is more than the ", process.steps, " the model was trained on"));
-  process.respacing = std::to_string(steps);
-  const GaussianDiffusion diffusion = GaussianDiffusion::create(process);
+  DitImageOptions options;
+  options.steps = steps, options.loop = loop, options.guidance = guidance, options.crop = crop, options.batch = batch;
 
-  fs::create_directories(out);
-  if (args.options.count("--pngs")) fs::create_directories(out / "images");
-  ag::NoGradGuard no_grad;
-  cli::ProgressLine progress("sample", num, "samples");
-  std::vector<Tensor> images;
   std::vector<int64_t> labels(static_cast<size_t>(num));
   for (int64_t i = 0; i < num; ++i) labels[size_t(i)] = classes[size_t(i) % classes.size()];
-  for (int64_t done = 0; done < num;) {
-    const int64_t b = std::min(batch, num - done);
-    const Tensor y = from_vector<int64_t>(std::vector<int64_t>(labels.begin() + done, labels.begin() + done + b), {b});
-    const Tensor z = sample_dit(*dit.model, diffusion, y, guidance, loop, gen, [&](int64_t step, int64_t total) {
-      progress.update(done, str_cat(" (batch step ", step, "/", total, ")"));
-    });
-    const Tensor decoded = ae.model->decode(ag::Variable(div(z, dit.scale_factor))).data();
-    images.push_back(cli::centre_crop(decoded, crop).contiguous());
-    if (args.options.count("--pngs"))
-      for (int64_t i = 0; i < b; ++i) {
-        char name[32];
-        std::snprintf(name, sizeof name, "%06lld.png", (long long)(done + i));
-        write_png(out / "images" / name, image_grid(images.back().narrow(0, i, 1), 1, -1.0, 1.0, 0));
-      }
-    done += b;
-    progress.update(done);
+  cli::ProgressLine progress("sample", num, "samples");
+  const Tensor all =
+      sample_dit_images(*dit.model, process, *ae.model, dit.scale_factor, from_vector<int64_t>(labels, {num}), options,
+                        gen, [&](int64_t done, int64_t step, int64_t total) {
+                          progress.update(done, str_cat(" (batch step ", step, "/", total, ")"));
+                        });
+  progress.update(num);
+  fs::create_directories(out);
+  if (args.options.count("--pngs")) {
+    fs::create_directories(out / "images");
+    for (int64_t i = 0; i < num; ++i) {
+      char name[32];
+      std::snprintf(name, sizeof name, "%06lld.png", (long long)i);
+      write_png(out / "images" / name, image_grid(all.narrow(0, i, 1), 1, -1.0, 1.0, 0));
+    }
   }
-  const Tensor all = cat(images, 0);
   save_npz((out / "samples.npz").string(),
-           {{"arr_0", to_uint8_nhwc(all)}, {"arr_1", from_vector<int64_t>(labels, {num})}});
+           {{"arr_0", images_to_uint8_nhwc(all, -1.0, 1.0)}, {"arr_1", from_vector<int64_t>(labels, {num})}});
   write_png(out / "grid.png", image_grid(all.narrow(0, 0, std::min<int64_t>(num, 100)), columns, -1.0, 1.0));
   const nlohmann::json summary{{"out", out.string()},
                                {"checkpoint", dit.run.checkpoint},

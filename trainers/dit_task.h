@@ -23,10 +23,9 @@ TaskFamily dit_task_family();
 // The model a validated dit config describes for latents [C, S, S] of
 // `num_classes` classes (preset, then the model.* overrides, then the attention
 // keys); ConfigErrors name the key. Used by the task and by `moh sample`.
-DitOptions dit_options_from_config(const Config &cfg, int64_t channels,
-                                   int64_t side, int64_t num_classes);
+DitOptions dit_options_from_config(const Config& cfg, int64_t channels, int64_t side, int64_t num_classes);
 // The base diffusion process of diffusion.steps / diffusion.schedule (no
 // respacing: what training uses).
-DiffusionOptions diffusion_options_from_config(const Config &cfg);
+DiffusionOptions diffusion_options_from_config(const Config& cfg);
 
-} // namespace moh
+}  // namespace moh

@@ -1,9 +1,10 @@
-// `moh sample` and `moh fid` on tiny trained runs (Fashion-MNIST): an autoencoder, a DiT on its latents
-// and a ViT classifier. sample writes samples.npz (uint8 NHWC images, labels cycling through --classes)
-// and a grid, reproduces its bytes with the same seed and differs with another; fid scores real held-out
-// images far below the noise ceiling and noisier images between the two, reports the classifier's own
-// accuracy on labelled images (equal to moh eval's on the same images), reuses saved reference statistics
-// exactly, and refuses runs and images it cannot use.
+// `moh sample`, `moh fid` and the DiT task's sample evaluation (eval.samples) on tiny trained runs (Fashion-MNIST): an
+// autoencoder, a DiT on its latents and a ViT classifier. sample writes samples.npz (uint8 NHWC images, labels cycling
+// through --classes) and a grid, reproduces its bytes with the same seed and differs with another; fid scores real
+// held-out images far below the noise ceiling and noisier images between the two, reports the classifier's own accuracy
+// on labelled images (equal to moh eval's on the same images), reuses saved reference statistics exactly, and refuses
+// runs and images it cannot use; moh eval with eval.samples scores the same samples at every evaluation and writes
+// their grid.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -34,17 +35,20 @@ class DitCli : public ::testing::Test {
     dir_ = fs::temp_directory_path() / ("moh_DitCli_" + std::to_string(::getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
-    std::ofstream(path("ae.yaml")) << "task: autoencoder\nrun: {name: ae, dir: " << path("runs") << "}\n"
+    std::ofstream(path("ae.yaml")) << "task: autoencoder\nrun: {name: ae, dir: " << path("runs")
+                                   << "}\n"
                                       "train: {steps: 6, batch_size: 8}\neval: {every: 0, grid_images: 0}\n"
                                       "data: {train_limit: 64, eval_limit: 16}\n"
                                       "model: {base_channels: 8, norm_groups: 4}\nthreads: 1\n";
-    std::ofstream(path("dit.yaml")) << "task: dit\nrun: {name: dit, dir: " << path("runs") << "}\n"
+    std::ofstream(path("dit.yaml")) << "task: dit\nrun: {name: dit, dir: " << path("runs")
+                                    << "}\n"
                                        "train: {steps: 4, batch_size: 8}\neval: {every: 0, use_ema: true}\n"
                                        "ema: {decay: 0.5}\ndiffusion: {steps: 50}\n"
                                        "model: {dim: 32, depth: 1, heads: 2}\n"
-                                       "data: {latents: " << path("lat.h5") << ", autoencoder: " << path("runs/ae")
-                                    << "}\nthreads: 1\n";
-    std::ofstream(path("vit.yaml")) << "task: vit\nrun: {name: vit, dir: " << path("runs") << "}\n"
+                                       "data: {latents: "
+                                    << path("lat.h5") << ", autoencoder: " << path("runs/ae") << "}\nthreads: 1\n";
+    std::ofstream(path("vit.yaml")) << "task: vit\nrun: {name: vit, dir: " << path("runs")
+                                    << "}\n"
                                        "train: {steps: 40, batch_size: 64}\neval: {every: 0}\n"
                                        "optim: {lr: 0.003}\ndata: {train_limit: 2048, eval_limit: 500}\n"
                                        "model: {depth: 2}\nthreads: 1\n";
@@ -117,6 +121,29 @@ TEST_F(DitCli, SampleRefusesWhatItCannotUse) {
   EXPECT_NE(stderr_text().find("more than the 50"), std::string::npos) << stderr_text();
   EXPECT_EQ(run("sample " + path("runs/dit") + " --out " + path("x") + " --autoencoder " + path("runs/vit")).status, 2);
   EXPECT_NE(stderr_text().find("needs a run of the autoencoder task"), std::string::npos) << stderr_text();
+}
+
+TEST_F(DitCli, EvalScoresSamplesWithTheClassifierAndWritesTheirGrid) {
+  const std::string args =
+      "eval " + path("runs/dit") + " eval.samples=20 eval.sample_steps=3 eval.fid_classifier=" + path("runs/vit");
+  const test::Result a = run(args), b = run(args);
+  ASSERT_EQ(a.status, 0) << stderr_text();
+  const auto first = nlohmann::json::parse(a.last_line()), second = nlohmann::json::parse(b.last_line());
+  for (const char* key : {"fid", "fid_floor", "fid_ceiling", "sample_accuracy", "mse"})
+    EXPECT_TRUE(first.contains(key)) << key;
+  EXPECT_LT(double(first["fid_floor"]), double(first["fid_ceiling"]));
+  EXPECT_EQ(first["fid"], second["fid"]);  // the same noise at every evaluation
+  EXPECT_GT(double(first["fid"]), 0.0);
+  EXPECT_GE(double(first["sample_accuracy"]), 0.0);
+  const Image grid = read_image(path("runs/dit/checkpoints/samples.png"), 1);
+  EXPECT_EQ(grid.width, 10 * 28 + 11 * 2);  // 10 classes per row, cropped to the classifier's 28
+  EXPECT_EQ(grid.height, 2 * 28 + 3 * 2);
+  // The keys the sample evaluation needs are checked before anything runs.
+  EXPECT_EQ(run("eval " + path("runs/dit") + " eval.samples=4 eval.fid_classifier=" + path("runs/ae")).status, 2);
+  EXPECT_NE(stderr_text().find("eval.fid_classifier needs an image classifier"), std::string::npos) << stderr_text();
+  EXPECT_EQ(run("eval " + path("runs/dit") + " eval.samples=4 eval.sample_steps=51").status, 2);
+  EXPECT_NE(stderr_text().find("eval.sample_steps 51 is more than diffusion.steps 50"), std::string::npos)
+      << stderr_text();
 }
 
 TEST_F(DitCli, FidOrdersRealNoisyAndNoiseImages) {

@@ -1,8 +1,11 @@
-// A trained run as the commands that use one (moh eval, moh generate) open it: RUN_DIR (its newest
+// A trained run as the commands and tasks that use one (moh eval, generate, sample, fid; the DiT task's
+// autoencoder and FID classifier) open it: RUN_DIR (its newest
 // valid checkpoint in RUN_DIR/checkpoints) or a checkpoint file, the checkpoint's contents, and the
 // config stored in it with the command line's key=value overrides applied (ConfigError on a bad
 // override, moh::Error when there is no valid checkpoint). Warnings about skipped checkpoints go to
-// stderr. weights_to_evaluate picks the trained or the EMA weights by eval.use_ema.
+// stderr. Opening a run sets the process's thread count to the run's `threads` (when > 0; threads=N
+// overrides it). weights_to_evaluate picks the trained or the EMA weights by eval.use_ema; require_task
+// checks what kind of run it is.
 #pragma once
 
 #include <string>
@@ -11,7 +14,7 @@
 #include "trainers/checkpoint.h"
 #include "trainers/config.h"
 
-namespace moh::cli {
+namespace moh {
 
 struct StoredRun {
   std::string checkpoint;  // the file opened
@@ -29,4 +32,8 @@ StoredRun open_stored_run(const std::string& target, const std::vector<std::stri
 // when EMA weights are asked for and the checkpoint holds none.
 StateDict weights_to_evaluate(const StoredRun& run);
 
-}  // namespace moh::cli
+// ConfigError unless `run` is a run of task `task`: "'<checkpoint>' is a checkpoint of a '<its task>' run;
+// <command> needs <what>".
+void require_task(const StoredRun& run, const std::string& task, const std::string& command, const std::string& what);
+
+}  // namespace moh

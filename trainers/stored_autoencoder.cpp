@@ -1,11 +1,10 @@
 // load_stored_autoencoder and centre_crop (see stored_autoencoder.h).
-#include "tools/stored_autoencoder.h"
+#include "trainers/stored_autoencoder.h"
 
 #include "trainers/autoencoder_task.h"
 #include "trainers/trainer.h"
-#include "tools/exit_status.h"
 
-namespace moh::cli {
+namespace moh {
 namespace {
 
 // The image channels a stored run trained on, from its checkpoint (the encoder's first convolution).
@@ -22,9 +21,7 @@ StoredAutoencoder load_stored_autoencoder(const std::string& target, std::vector
                                           const std::vector<std::string>& data_overrides,
                                           const std::string& command) {
   StoredAutoencoder loaded{open_stored_run(target, overrides, command), nullptr};
-  if (loaded.run.task != "autoencoder")
-    throw UsageError(str_cat("'", loaded.run.checkpoint, "' is a checkpoint of a '", loaded.run.task, "' run; ",
-                             command, " needs a run of the autoencoder task"));
+  require_task(loaded.run, "autoencoder", command, "a run of the autoencoder task");
   if (!data_overrides.empty()) {
     overrides.insert(overrides.end(), data_overrides.begin(), data_overrides.end());
     loaded.run.config = Config::parse(loaded.run.data.config_text, training_schema("autoencoder"),
@@ -42,10 +39,10 @@ Tensor centre_crop(const Tensor& images, int64_t crop, const std::string& what) 
   const int64_t s = images.size(2);
   if (crop == 0 || crop == s) return images;
   if (crop > s || (s - crop) % 2 != 0)
-    throw UsageError(str_cat(what, " ", crop, " does not fit the decoded ", s, " x ", s,
-                             " images (at most their side, with an even difference)"));
+    MOH_FAIL(what, " ", crop, " does not fit the decoded ", s, " x ", s,
+             " images (at most their side, with an even difference)");
   const int64_t o = (s - crop) / 2;
   return images.narrow(2, o, crop).narrow(3, o, crop);
 }
 
-}  // namespace moh::cli
+}  // namespace moh

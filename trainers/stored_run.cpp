@@ -1,13 +1,15 @@
-// open_stored_run: checkpoint lookup and the stored config (see stored_run.h).
-#include "tools/stored_run.h"
+// open_stored_run: checkpoint lookup and the stored config; the evaluation weights; the task check
+// (see stored_run.h).
+#include "trainers/stored_run.h"
 
 #include <filesystem>
 #include <iostream>
 #include <optional>
 
+#include "core/ops.h"
 #include "trainers/trainer.h"
 
-namespace moh::cli {
+namespace moh {
 
 StoredRun open_stored_run(const std::string& target, const std::vector<std::string>& overrides,
                           const std::string& command) {
@@ -22,6 +24,9 @@ StoredRun open_stored_run(const std::string& target, const std::vector<std::stri
   CheckpointData data = load_checkpoint(checkpoint);
   const std::string task = Config::peek_string_text(data.config_text, "task", overrides);
   Config config = Config::parse(data.config_text, training_schema(task), checkpoint + " (stored config)", overrides);
+  // The run's thread count: runs that train several one-thread processes per machine say threads: 1, and
+  // OpenMP threads beyond the free cores spin against each other (10x slower sampling on a loaded 2-core VM).
+  if (config.get_int("threads") > 0) set_num_threads(int(config.get_int("threads")));
   return {checkpoint, std::move(data), task, std::move(config)};
 }
 
@@ -34,4 +39,10 @@ StateDict weights_to_evaluate(const StoredRun& run) {
   return state;
 }
 
-}  // namespace moh::cli
+void require_task(const StoredRun& run, const std::string& task, const std::string& command, const std::string& what) {
+  if (run.task != task)
+    throw ConfigError(str_cat("'", run.checkpoint, "' is a checkpoint of a '", run.task, "' run; ", command, " needs ",
+                              what));
+}
+
+}  // namespace moh

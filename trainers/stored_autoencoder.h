@@ -1,5 +1,5 @@
-// An autoencoder run as the commands that encode or decode with one open it (moh encode, moh decode,
-// moh sample): the stored run (tools/stored_run.h) and its autoencoder with the checkpoint's weights, in
+// An autoencoder run as what encodes or decodes with one opens it (moh encode, moh decode, moh sample,
+// the DiT task's sample evaluation): the stored run (tools/stored_run.h) and its autoencoder with the checkpoint's weights, in
 // eval mode; plus the centre crop that undoes the padding of the training images.
 #pragma once
 
@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "models/autoencoder/autoencoder.h"
-#include "tools/stored_run.h"
+#include "trainers/stored_run.h"
 
-namespace moh::cli {
+namespace moh {
 
 struct StoredAutoencoder {
   StoredRun run;
@@ -18,13 +18,13 @@ struct StoredAutoencoder {
 };
 
 // `data_overrides` (e.g. the split a command reads) apply after the user's overrides, once the run is
-// known to be an autoencoder run. A run of another task is a UsageError naming `command`.
+// known to be an autoencoder run. A run of another task is a ConfigError naming `command`.
 StoredAutoencoder load_stored_autoencoder(const std::string& target, std::vector<std::string> overrides,
                                           const std::vector<std::string>& data_overrides,
                                           const std::string& command);
 
-// images [N, C, S, S] centre-cropped to `crop` (0 = unchanged); `what` names the option in the UsageError
-// when the crop does not fit.
+// images [N, C, S, S] centre-cropped to `crop` (0 = unchanged); `what` names the option in the error when
+// the crop does not fit.
 Tensor centre_crop(const Tensor& images, int64_t crop, const std::string& what = "--crop");
 
-}  // namespace moh::cli
+}  // namespace moh
