@@ -9,19 +9,13 @@
 #        (overrides apply to every run, e.g. train.epochs=1 for a quick look; BUILD_DIR=build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/run_matrix.sh
 
 seeds="0 1"
 configs="fmnist_mha fmnist_moh90 fmnist_moh fmnist_moh50"
 parallel=2
-while [[ $# -gt 0 && "$1" == --* ]]; do
-  case "$1" in
-    --seeds) seeds=$2; shift 2 ;;
-    --configs) configs=$2; shift 2 ;;
-    --parallel) parallel=$2; shift 2 ;;
-    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "reproduce_vit.sh: unknown option $1" >&2; exit 2 ;;
-  esac
-done
+parse_matrix_options reproduce_vit.sh 9 "$@"
+set -- "${matrix_rest[@]}"
 
 scripts/setup.sh --plot >&2
 build_dir=${BUILD_DIR:-build}
@@ -40,24 +34,7 @@ train_one() {  # config seed overrides...
   cp "$out_runs/$name/checkpoints/eval.json" "$out_runs/$name/eval.json"
 }
 
-# At most `parallel` runs at once: a new one starts as soon as any finishes.
-wait_one() { wait -n || { echo "reproduce_vit.sh: a run failed (see $out_runs/*.out)" >&2; exit 1; }; }
-running=0
-for seed in $seeds; do
-  for config in $configs; do
-    if [[ -f "$out_runs/${config}_s${seed}/eval.json" ]]; then
-      echo "reproduce_vit.sh: ${config}_s${seed} already evaluated" >&2
-      continue
-    fi
-    if ((running >= parallel)); then
-      wait_one
-      running=$((running - 1))
-    fi
-    train_one "$config" "$seed" "$@" &
-    running=$((running + 1))
-  done
-done
-for ((; running > 0; running--)); do wait_one; done
+run_matrix reproduce_vit.sh "$out_runs" "$parallel" "$seeds" "$configs" eval.json train_one "$@"
 
 # Attention's share of a training step per config: moh_bench_vit_train on the same shapes and batch.
 shares=()

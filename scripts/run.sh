@@ -2,8 +2,9 @@
 # The README's main command: install what is missing, build if needed, train a config on the CPU
 # (default configs/vit/fmnist_moh.yaml: MoH with 75% of the heads on Fashion-MNIST), evaluate the final
 # checkpoint and print the test accuracy (ViT) or the validation bits per byte and a sample (LLM: the
-# KJV shards are made first when missing, scripts/prepare_kjv_tokens.sh). The last line printed is the
-# eval JSON.
+# KJV shards are made first when missing, scripts/prepare_kjv_tokens.sh), the held-out loss and a sample
+# grid (DiT: the Fashion-MNIST latents are made first when missing, scripts/prepare_fmnist_latents.sh).
+# The last line printed is the eval JSON.
 # Training is data-parallel (scripts/launch.sh) over one single-threaded process per core, up to 4:
 # the small ViT's ops gain little from a second OpenMP thread while processes scale, and the global
 # batch (so the result) is the same for any count. PROCS=N overrides; PROCS=1 runs without mpirun.
@@ -12,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
-  sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
   exit 0
 fi
 config=configs/vit/fmnist_moh.yaml
@@ -36,6 +37,20 @@ if [[ $task == llm ]]; then
   if [[ ! -f "$data_dir/meta.json" ]]; then
     [[ $data_dir == corpora/kjv_char ]] || { echo "run.sh: data.dir '$data_dir' holds no token shards (make them with moh tokenize, docs/text.md)" >&2; exit 2; }
     BUILD_DIR=$build_dir scripts/prepare_kjv_tokens.sh "$data_dir"
+  fi
+fi
+
+if [[ $task == dit ]]; then
+  latents=$(awk '/^[a-z]/ { section = $1 } section == "data:" && $1 == "latents:" { print $2 }' <<<"$resolved")
+  if [[ $latents == runs/ae_fmnist/* ]]; then
+    BUILD_DIR=$build_dir scripts/prepare_fmnist_latents.sh
+  elif [[ ! -e "$latents" ]]; then
+    echo "run.sh: data.latents '$latents' does not exist (make it with moh encode, docs/latents.md)" >&2
+    exit 2
+  fi
+  if [[ $latents == runs/ae_fmnist/* ]] && ! compgen -G "runs/fid_classifier/checkpoints/step_*.h5" >/dev/null; then
+    echo "run.sh: training the FID feature classifier once (configs/vit/fmnist_fid_classifier.yaml)" >&2
+    BUILD_DIR=$build_dir scripts/run.sh configs/vit/fmnist_fid_classifier.yaml >&2
   fi
 fi
 
@@ -76,6 +91,19 @@ elif [[ $task == autoencoder ]]; then
   echo "run.sh: test PSNR $psnr dB; originals above reconstructions: $run_dir/checkpoints/reconstructions.png" >&2
   echo "run.sh: encoding the training images to $run_dir/latents_train.h5 (the DiT family's input)" >&2
   "$build_dir/moh" encode "$run_dir" --out "$run_dir/latents_train.h5" >&2
+  echo "$result"
+elif [[ $task == dit ]]; then
+  score=()
+  [[ ! -d runs/fid_classifier ]] || score=(eval.samples=1000 eval.sample_steps=25 eval.fid_classifier=runs/fid_classifier)
+  echo "run.sh: evaluating $run_dir${score:+ (and 1000 samples: FID with floor and ceiling, sample accuracy)}" >&2
+  result=$("$build_dir/moh" eval "$run_dir" "${score[@]}" | tail -n 1)
+  mse=$(sed -n 's/.*"mse":\([0-9.e-]*\).*/\1/p' <<<"$result")
+  [[ -n "$mse" ]] || { echo "run.sh: no mse in the result: $result" >&2; exit 1; }
+  fid=$(sed -n 's/.*"fid":\([0-9.e-]*\).*/\1/p' <<<"$result")
+  echo "run.sh: held-out noise-prediction MSE $mse (EMA weights)${fid:+; FID of 1000 samples $fid}" >&2
+  "$build_dir/moh" sample "$run_dir" --out "$run_dir/samples" --num 100 --cfg 4 --steps 50 --sampler ddim \
+    --crop 28 --seed 1 >&2
+  echo "run.sh: 100 samples, guidance 4, one class per column: $run_dir/samples/grid.png" >&2
   echo "$result"
 else
   exec scripts/eval_vit.sh "$run_dir"
