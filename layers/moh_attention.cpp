@@ -214,4 +214,11 @@ int64_t set_balance_reducer(Module& model, const BalanceReducer& reducer) {
   return layers;
 }
 
+ag::Variable mean_balance_loss(const std::vector<ag::Variable>& losses) {
+  if (losses.empty()) return {};
+  ag::Variable sum = losses[0];
+  for (size_t i = 1; i < losses.size(); ++i) sum = ag::add(sum, losses[i]);
+  return ag::div(sum, double(losses.size()));
+}
+
 }  // namespace moh

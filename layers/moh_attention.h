@@ -83,4 +83,8 @@ std::shared_ptr<MoHAttention> convert_to_moh(const MultiHeadAttention& mha, MoHO
 // local statistics) and returns how many there are. Other models are untouched.
 int64_t set_balance_reducer(Module& model, const BalanceReducer& reducer);
 
+// The mean of a model's per-layer balance losses (the term moh.balance_loss weights); undefined when
+// `losses` is empty (a model without routed layers, or evaluation).
+ag::Variable mean_balance_loss(const std::vector<ag::Variable>& losses);
+
 }  // namespace moh

@@ -9,6 +9,7 @@
 
 #include "autograd/autograd.h"
 #include "core/ops.h"
+#include "layers/moh_attention.h"
 #include "core/io/checked_write.h"
 #include "trainers/adamw.h"
 #include "trainers/checkpoint.h"
@@ -271,10 +272,7 @@ struct Trainer::Impl {
       for (int64_t m = 0; m < accum; ++m) {
         MicroBatchLoss out = task.train_micro_batch(micro);
         ag::Variable loss = out.loss;
-        if (!out.balance_losses.empty()) {
-          ag::Variable lb = out.balance_losses[0];
-          for (size_t i = 1; i < out.balance_losses.size(); ++i) lb = ag::add(lb, out.balance_losses[i]);
-          lb = ag::div(lb, double(out.balance_losses.size()));
+        if (const ag::Variable lb = mean_balance_loss(out.balance_losses); lb.defined()) {
           accumulate(lb_total, lb.data(), accum);
           loss = ag::add(loss, ag::mul(lb, beta));
         }

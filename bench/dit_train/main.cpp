@@ -24,6 +24,7 @@
 
 #include "autograd/autograd.h"
 #include "core/ops.h"
+#include "layers/moh_attention.h"
 #include "core/random.h"
 #include "models/dit/diffusion.h"
 #include "models/dit/diffusion_loss.h"
@@ -156,11 +157,8 @@ Timings train(DiT& model, const Args& args, const Tensor& latents, const Tensor&
     const ag::Variable diffusion_loss =
         ag::mean(training_losses(diffusion, out.out, latents, x_t, steps, noise).loss);
     ag::Variable loss = diffusion_loss;
-    if (!out.balance_losses.empty()) {
-      ag::Variable balance = out.balance_losses[0];
-      for (size_t i = 1; i < out.balance_losses.size(); ++i) balance = ag::add(balance, out.balance_losses[i]);
-      loss = ag::add(loss, ag::mul(ag::div(balance, double(out.balance_losses.size())), kBalanceWeight));
-    }
+    if (const ag::Variable balance = mean_balance_loss(out.balance_losses); balance.defined())
+      loss = ag::add(loss, ag::mul(balance, kBalanceWeight));
     const auto forward_end = Clock::now();
     ag::backward(loss);
     const auto backward_end = Clock::now();

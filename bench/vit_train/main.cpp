@@ -24,6 +24,7 @@
 #include "autograd/autograd.h"
 #include "core/factory.h"
 #include "core/ops.h"
+#include "layers/moh_attention.h"
 #include "core/random.h"
 #include "models/vit/vit.h"
 #include "trainers/adamw.h"
@@ -140,11 +141,8 @@ Timings train(VisionTransformer& model, const Args& args, const Tensor& images, 
     VitOutput out = model.forward(ag::Variable(images));
     ag::Variable ce = ag::cross_entropy(out.logits, labels);
     ag::Variable loss = ce;
-    if (!out.balance_losses.empty()) {
-      ag::Variable lb = out.balance_losses[0];
-      for (size_t i = 1; i < out.balance_losses.size(); ++i) lb = ag::add(lb, out.balance_losses[i]);
-      loss = ag::add(loss, ag::mul(ag::div(lb, double(out.balance_losses.size())), kBalanceWeight));
-    }
+    if (const ag::Variable lb = mean_balance_loss(out.balance_losses); lb.defined())
+      loss = ag::add(loss, ag::mul(lb, kBalanceWeight));
     const auto forward_end = Clock::now();
     ag::backward(loss);
     const auto backward_end = Clock::now();
