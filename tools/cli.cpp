@@ -148,6 +148,10 @@ int run_cli(int argc, char** argv) {
   // makes writes fail with EFBIG, reported like a full disk, instead of killing the process.
   std::signal(SIGPIPE, SIG_IGN);
   std::signal(SIGXFSZ, SIG_IGN);
+  // mpirun forwards SIGUSR1, the stop request, to every rank, but the ranks agree on stopping at each step,
+  // so a rank may have stopped (its run's handlers gone) before its own copy arrives: outside a run the
+  // signal is ignored instead of killing a rank that is saving or exiting cleanly.
+  std::signal(SIGUSR1, SIG_IGN);
   if (argc >= 2 && is_text_command(argv[1])) return run_text_command(argc, argv);  // tools/text_cli.cpp
   if (argc >= 2 && std::string(argv[1]) == "generate") return run_generate_command(argc, argv);
   if (argc >= 2 && is_latent_command(argv[1])) return run_latent_command(argc, argv);
