@@ -107,12 +107,12 @@ class DitTask final : public Task {
         sampler_(train_->size(), seed_ ^ kOrderKey, "dit latents " + train_->path()),
         noise_gen_(seed_ ^ kNoiseKey),
         label_drop_gen_(std::make_shared<Generator>(seed_ ^ kLabelDropKey)),
-        diffusion_(GaussianDiffusion::create(diffusion_options_from_config(cfg))),
+        process_(diffusion_options_from_config(cfg)),
+        diffusion_(GaussianDiffusion::create(process_)),
         loss_type_(cfg.get_string("diffusion.loss") == "mse" ? DiffusionLossType::Mse : DiffusionLossType::RescaledMse),
         eval_batch_(cfg.get_int("eval.batch_size")),
         eval_limit_(cfg.get_int("data.eval_limit")),
         samples_(cfg.get_int("eval.samples")),
-        process_(diffusion_options_from_config(cfg)),
         device_(training_device(cfg)) {
     const Shape& shape = train_->latent_shape();
     if (shape[1] != shape[2])
@@ -276,10 +276,10 @@ class DitTask final : public Task {
   EpochSampler sampler_;
   Generator noise_gen_;
   std::shared_ptr<Generator> label_drop_gen_;
-  GaussianDiffusion diffusion_;
+  DiffusionOptions process_;     // the trained process (sampling respaces it)
+  GaussianDiffusion diffusion_;  // built from process_
   DiffusionLossType loss_type_;
   int64_t eval_batch_, eval_limit_, samples_;
-  DiffusionOptions process_;
   Device device_;
   std::string output_dir_;
   std::unique_ptr<StoredAutoencoder> autoencoder_;
