@@ -20,7 +20,7 @@ excluded=(
   '^Vit\.PresetParameterCountsMatchTimm$'
   '^Llm\.PresetParameterCounts$'
   '^Autoencoder\.SdPresetHasTheStableDiffusionVaeParameters$'
-  # A learning bar (40 training steps to a PSNR gain: 39 s under ASan); the sanitized pass runs the same task code
+  # A learning bar (30 training steps to a PSNR gain: 39 s under ASan); the sanitized pass runs the same task code
   # in AutoencoderTask's resume and evaluation tests.
   '^AutoencoderTask\.ShortRunLearnsToReconstruct$'
 )
