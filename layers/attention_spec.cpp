@@ -1,4 +1,5 @@
-// AttentionSpec (see attention_spec.h): list broadcasting, the per-block checks and the layer factory.
+// AttentionSpec (see attention_spec.h): list broadcasting, the per-block checks, the head-weighted active
+// share and the layer factory.
 #include "layers/attention_spec.h"
 
 #include "core/error.h"
@@ -18,21 +19,33 @@ void check_length(const std::vector<int64_t>& list, const char* key, int64_t dep
 
 }  // namespace
 
-void AttentionSpec::validate(int64_t depth, int64_t heads) const {
-  MOH_CHECK(depth > 0 && heads > 0, "AttentionSpec: depth and heads must be positive, got ", depth, ", ", heads);
+void AttentionSpec::validate(int64_t depth, int64_t model_heads) const {
+  MOH_CHECK(depth > 0 && model_heads > 0, "AttentionSpec: depth and heads must be positive, got ", depth, ", ",
+            model_heads);
+  if (!heads.empty()) {
+    check_length(heads, "model.block_heads", depth);
+    for (int64_t b = 0; b < depth; ++b)
+      MOH_CHECK(per_block(heads, b) > 0, "model.block_heads must be positive, got ", per_block(heads, b),
+                " (block ", b, ")");
+  }
   if (!any_moh()) return;
   MOH_CHECK(!shared_heads.empty(), "model.routed_topk is set but model.shared_heads is empty (MoH needs both)");
   MOH_CHECK(!routed_topk.empty(), "model.shared_heads is set but model.routed_topk is empty (MoH needs both)");
   check_length(shared_heads, "model.shared_heads", depth);
   check_length(routed_topk, "model.routed_topk", depth);
+  const char* heads_key = heads.empty() ? "model.heads" : "model.block_heads";
   for (int64_t b = 0; b < depth; ++b) {
-    const int64_t hs = per_block(shared_heads, b), k = per_block(routed_topk, b);
+    const int64_t h = block_heads(b, model_heads), hs = per_block(shared_heads, b), k = per_block(routed_topk, b);
     MOH_CHECK(hs >= 0 && k >= 0, "model.shared_heads/routed_topk must be >= 0, got ", hs, "/", k, " (block ", b,
               ")");
-    MOH_CHECK(hs <= heads, "model.shared_heads ", hs, " (block ", b, ") exceeds model.heads ", heads);
-    MOH_CHECK(k <= heads - hs, "model.routed_topk ", k, " (block ", b, ") exceeds the ", heads - hs,
-              " routed heads (model.heads ", heads, " - model.shared_heads ", hs, ")");
+    MOH_CHECK(hs <= h, "model.shared_heads ", hs, " (block ", b, ") exceeds ", heads_key, " ", h);
+    MOH_CHECK(k <= h - hs, "model.routed_topk ", k, " (block ", b, ") exceeds the ", h - hs, " routed heads (",
+              heads_key, " ", h, " - model.shared_heads ", hs, ")");
   }
+}
+
+int64_t AttentionSpec::block_heads(int64_t block, int64_t model_heads) const {
+  return heads.empty() ? model_heads : per_block(heads, block);
 }
 
 std::optional<MoHOptions> AttentionSpec::block(int64_t block, int64_t depth) const {
@@ -46,21 +59,29 @@ std::optional<MoHOptions> AttentionSpec::block(int64_t block, int64_t depth) con
   return moh;
 }
 
-double AttentionSpec::active_share(int64_t depth, int64_t heads) const {
-  double sum = 0;
+double AttentionSpec::active_share(int64_t depth, int64_t model_heads) const {
+  double active = 0, all = 0;
   for (int64_t b = 0; b < depth; ++b) {
+    const double h = double(block_heads(b, model_heads));
     const std::optional<MoHOptions> moh = block(b, depth);
     // routed_topk 0: every head is shared, whatever shared_heads says.
-    sum += moh && moh->routed_topk > 0 ? double(moh->shared_heads + moh->routed_topk) / double(heads) : 1.0;
+    active += moh && moh->routed_topk > 0 ? double(moh->shared_heads + moh->routed_topk) : h;
+    all += h;
   }
-  return sum / double(depth);
+  return active / all;
 }
 
 std::shared_ptr<MultiHeadAttention> make_block_attention(const AttentionSpec& spec, int64_t block, int64_t depth,
                                                          const AttentionOptions& options, Generator& gen) {
-  if (const std::optional<MoHOptions> moh = spec.block(block, depth))
-    return std::make_shared<MoHAttention>(options, *moh, gen);
-  return std::make_shared<MultiHeadAttention>(options, gen);
+  AttentionOptions block_options = options;
+  block_options.num_heads = spec.block_heads(block, options.num_heads);
+  try {
+    if (const std::optional<MoHOptions> moh = spec.block(block, depth))
+      return std::make_shared<MoHAttention>(block_options, *moh, gen);
+    return std::make_shared<MultiHeadAttention>(block_options, gen);
+  } catch (const Error& e) {  // a head count that does not fit the width: say which block has it
+    MOH_FAIL("block ", block, " (", block_options.num_heads, " heads): ", e.what());
+  }
 }
 
 }  // namespace moh

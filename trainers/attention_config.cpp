@@ -5,6 +5,11 @@ namespace moh {
 
 void add_attention_keys(config::Schema& s) {
   using config::Key;
+  s.add(Key::IntList("model.block_heads",
+                     "attention heads of each block, one value per block (or one for all), in place of "
+                     "model.heads (the paper's MoH-DiT-L/XL grow them with depth); [] = model.heads everywhere")
+            .def(std::vector<int64_t>{})
+            .min(1));
   s.add(Key::Enum("model.attention", {"mha", "moh"}, "attention of every block: multi-head or Mixture-of-Head")
             .def("mha"));
   s.add(Key::IntList("model.shared_heads", "moh: always-on heads, one value for all blocks or one per block")
@@ -34,6 +39,12 @@ AttentionSpec attention_spec_from_config(const Config& cfg, int64_t depth, int64
     throw ConfigError(str_cat(cfg.origin(shared.empty() ? "model.routed_topk" : "model.shared_heads"),
                               ": model.shared_heads/routed_topk are set but model.attention is mha"));
   AttentionSpec spec;
+  spec.heads = cfg.get_int_list("model.block_heads");
+  try {
+    spec.validate(depth, heads);  // the head counts alone, so that their errors name their key
+  } catch (const Error& e) {
+    throw ConfigError(str_cat(cfg.origin("model.block_heads"), ": ", e.what()));
+  }
   if (moh) spec.shared_heads = shared, spec.routed_topk = topk;
   spec.execution = cfg.get_string("model.moh_execution") == "dense" ? MoHExecution::Dense : MoHExecution::Sparse;
   spec.router = cfg.get_string("model.moh_router") == "query_norm" ? MoHRouter::QueryNorm : MoHRouter::Learned;

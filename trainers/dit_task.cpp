@@ -41,7 +41,12 @@ config::Schema dit_schema() {
   s.add(Key::Int("model.patch_size", "patch side in latent pixels (must divide the latent side)").optional().min(1));
   s.add(Key::Int("model.dim", "token width (DiT's hidden_size; a multiple of 4 and of model.heads)").optional().min(4));
   s.add(Key::Int("model.depth", "number of DiT blocks").optional().min(1));
-  s.add(Key::Int("model.heads", "attention heads per block (must divide model.dim)").optional().min(1));
+  s.add(Key::Int("model.heads", "attention heads per block (must divide model.dim unless model.head_dim is set)")
+            .optional()
+            .min(1));
+  s.add(Key::Int("model.head_dim", "width of one head (0 = model.dim / the block's heads; MoH-DiT-L/XL: 64, 72)")
+            .optional()
+            .min(0));
   s.add(Key::Float("model.mlp_ratio", "Mlp hidden width / dim").optional().min(0));
   s.add(Key::Float(
             "model.class_dropout",
@@ -303,14 +308,16 @@ DitOptions dit_options_from_config(const Config& cfg, int64_t channels, int64_t 
   if (cfg.has("model.dim")) o.dim = cfg.get_int("model.dim");
   if (cfg.has("model.depth")) o.depth = cfg.get_int("model.depth");
   if (cfg.has("model.heads")) o.heads = cfg.get_int("model.heads");
+  if (cfg.has("model.head_dim")) o.head_dim = cfg.get_int("model.head_dim");
   if (cfg.has("model.mlp_ratio")) o.mlp_ratio = cfg.get_float("model.mlp_ratio");
   o.class_dropout_prob = cfg.get_float("model.class_dropout");
   if (side % o.patch_size != 0)
     throw ConfigError(str_cat(cfg.origin("model.patch_size"), ": model.patch_size ", o.patch_size,
                               " does not divide the latent side ", side, " of data.latents"));
-  if (o.dim % o.heads != 0 || o.dim % 4 != 0)
+  if ((o.head_dim == 0 && o.dim % o.heads != 0) || o.dim % 4 != 0)
     throw ConfigError(str_cat(cfg.origin(cfg.has("model.heads") ? "model.heads" : "model.dim"), ": model.dim ", o.dim,
-                              " must be a multiple of 4 and of model.heads ", o.heads));
+                              " must be a multiple of 4 and of model.heads ", o.heads,
+                              " (unless model.head_dim is set)"));
   o.attention = attention_spec_from_config(cfg, o.depth, o.heads);
   try {
     o.validate();

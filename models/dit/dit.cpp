@@ -32,14 +32,18 @@ void DitOptions::validate() const {
             ", ", patch_size, ", ", in_channels, ", ", dim, ", ", depth, ", ", heads);
   MOH_CHECK(input_size % patch_size == 0, "DiT: input_size ", input_size, " is not a multiple of patch_size ",
             patch_size);
-  MOH_CHECK(dim % heads == 0, "DiT: dim ", dim, " is not a multiple of heads ", heads);
+  MOH_CHECK(head_dim >= 0, "DiT: head_dim must be >= 0 (0 = dim / heads), got ", head_dim);
+  attention.validate(depth, heads);
+  for (int64_t b = 0; b < depth && head_dim == 0; ++b)
+    MOH_CHECK(dim % attention.block_heads(b, heads) == 0, "DiT: dim ", dim, " is not a multiple of heads ",
+              attention.block_heads(b, heads), attention.heads.empty() ? "" : str_cat(" (block ", b, ")"),
+              "; set head_dim to decouple them");
   MOH_CHECK(dim % 4 == 0, "DiT: the 2-D sin-cos position embedding needs dim divisible by 4, got ", dim);
   MOH_CHECK(num_classes > 0, "DiT: num_classes must be positive, got ", num_classes);
   MOH_CHECK(class_dropout_prob >= 0 && class_dropout_prob < 1, "DiT: class_dropout_prob must be in [0, 1), got ",
             class_dropout_prob);
   MOH_CHECK(mlp_ratio > 0, "DiT: mlp_ratio must be positive, got ", mlp_ratio);
   MOH_CHECK(frequency_dim > 0, "DiT: frequency_dim must be positive, got ", frequency_dim);
-  attention.validate(depth, heads);
 }
 
 DitOptions dit_preset(const std::string& name) {
@@ -63,12 +67,24 @@ DitOptions dit_preset(const std::string& name) {
     a.shared_heads = runs({{6, 5}, {7, 5}, {12, 2}}), a.routed_topk = runs({{4, 10}, {0, 2}});
   } else if (name == "MoH-DiT-B/2-75") {
     a.shared_heads = runs({{4, 2}, {6, 8}, {12, 2}}), a.routed_topk = runs({{2, 2}, {3, 8}, {0, 2}});
+  } else if (name == "MoH-DiT-L/2-90" || name == "MoH-DiT-L/2-75") {
+    o.depth = 24, o.dim = 1024, o.heads = 16, o.head_dim = 64;
+    a.heads = runs({{8, 8}, {16, 8}, {24, 8}});
+    const bool ninety = name == "MoH-DiT-L/2-90";
+    a.shared_heads = ninety ? runs({{8, 8}, {16, 16}}) : runs({{8, 16}, {12, 8}});
+    a.routed_topk = ninety ? runs({{0, 16}, {3, 8}}) : runs({{0, 8}, {4, 16}});
+  } else if (name == "MoH-DiT-XL/2-90" || name == "MoH-DiT-XL/2-75") {
+    o.depth = 28, o.dim = 1152, o.heads = 16, o.head_dim = 72;
+    a.heads = runs({{8, 9}, {16, 10}, {24, 9}});
+    const bool ninety = name == "MoH-DiT-XL/2-90";
+    a.shared_heads = ninety ? runs({{8, 9}, {16, 19}}) : runs({{8, 9}, {10, 10}, {14, 9}});
+    a.routed_topk = ninety ? runs({{0, 19}, {3, 9}}) : runs({{0, 9}, {2, 19}});
   } else if (name.rfind("MoH-", 0) == 0) {
     o.depth = 0;
   }
   MOH_CHECK(o.depth > 0, "dit_preset: unknown model '", name,
             "'; expected DiT-S/2, DiT-B/2, DiT-L/2, DiT-XL/2, MoH-DiT-S/2-90, MoH-DiT-S/2-75, MoH-DiT-B/2-90, "
-            "MoH-DiT-B/2-75 or fmnist (MoH-DiT-L/XL vary the head count per block, which AttentionSpec does not)");
+            "MoH-DiT-B/2-75, MoH-DiT-L/2-90, MoH-DiT-L/2-75, MoH-DiT-XL/2-90, MoH-DiT-XL/2-75 or fmnist");
   return o;
 }
 
@@ -106,8 +122,15 @@ DiT::DiT(const DitOptions& options, Generator& gen, std::shared_ptr<Generator> l
 
 std::string DiT::extra_repr() const {
   const DitOptions& o = options_;
+  std::string heads = str_cat(o.heads);
+  if (!o.attention.heads.empty()) {
+    heads = "[";
+    for (int64_t h : o.attention.heads) heads += str_cat(heads.size() > 1 ? " " : "", h);
+    heads += "]";
+  }
   return str_cat("input=", o.input_size, "x", o.input_size, "x", o.in_channels, ", patch=", o.patch_size,
-                 ", dim=", o.dim, ", depth=", o.depth, ", heads=", o.heads, ", classes=", o.num_classes,
+                 ", dim=", o.dim, ", depth=", o.depth, ", heads=", heads,
+                 o.head_dim > 0 ? str_cat(", head_dim=", o.head_dim) : "", ", classes=", o.num_classes,
                  o.learn_sigma ? ", learn_sigma" : "", o.attention.any_moh() ? ", moh" : "");
 }
 
@@ -166,21 +189,24 @@ ag::Variable DiT::forward_with_cfg(const ag::Variable& x, const Tensor& t, const
 
 DiT::Flops DiT::forward_flops_per_sample() const {
   const DitOptions& o = options_;
-  const double d = double(o.dim), t = double(o.num_tokens()), dh = d / double(o.heads);
+  const double d = double(o.dim), t = double(o.num_tokens());
   const double hidden = double(int64_t(d * o.mlp_ratio)), p2 = double(o.patch_size * o.patch_size);
-  // Per head: its query rows, scores, weighted values and slice of the output projection over all tokens.
-  const double per_head = t * (2 * d * dh + 4 * t * dh + 2 * dh * d);
-  const double per_block = t * (2 * d * 2 * d + 2 * 2 * d * hidden) + 2 * d * 6 * d;  // keys+values, mlp, adaLN
+  const double per_block = t * 2 * 2 * d * hidden + 2 * d * 6 * d;  // mlp, adaLN
   Flops f;
   for (int64_t b = 0; b < o.depth; ++b) {
-    double gates = 0, active_heads = double(o.heads);
+    const MultiHeadAttention& attn = *blocks[size_t(b)]->attn;
+    const double heads = double(attn.options().num_heads), dh = double(attn.options().head_dim);
+    // Per head: its query rows, scores, weighted values and slice of the output projection over all tokens.
+    const double per_head = t * (2 * d * dh + 4 * t * dh + 2 * dh * d);
+    const double keys_values = t * 2 * d * 2 * heads * dh;
+    double gates = 0, active_heads = heads;
     if (const std::optional<MoHOptions> moh = o.attention.block(b, o.depth)) {
-      for (const auto& [name, p] : blocks[size_t(b)]->attn->named_parameters())
+      for (const auto& [name, p] : attn.named_parameters())
         if (is_gate_weight(name)) gates += 2 * t * double(p.numel());
       if (moh->routed_topk > 0) active_heads = double(moh->shared_heads + moh->routed_topk);
     }
-    f.dense += per_block + gates + double(o.heads) * per_head;
-    f.active += per_block + gates + active_heads * per_head;
+    f.dense += per_block + keys_values + gates + heads * per_head;
+    f.active += per_block + keys_values + gates + active_heads * per_head;
   }
   const double embed = t * 2 * double(o.in_channels) * p2 * d + 2 * (double(o.frequency_dim) * d + d * d);
   const double final = 2 * d * 2 * d + t * 2 * d * p2 * double(o.out_channels());

@@ -3,8 +3,8 @@
 // blocks.<i> (adaLN-Zero DiTBlocks conditioned on c = t_embedder(t) + y_embedder(y)) -> final_layer ->
 // unpatchify, [N, C, H, W] -> [N, out_channels, H, W] with out_channels = 2 C under learned sigma (the
 // first C channels are the noise prediction, the last C the variance interpolation). Each block's attention
-// is MHA or MoH from the shared AttentionSpec (one head count for every block; the paper's MoH-DiT-L/XL
-// layouts, whose head counts vary per block, are therefore not offered). Initialisation is DiT's
+// is MHA or MoH from the shared AttentionSpec, which may also give each block its own head count (the paper's
+// MoH-DiT-L/XL layouts: 8, 16 and 24 heads of a fixed head_dim). Initialisation is DiT's
 // initialize_weights: xavier_uniform Linear weights (MoH gates included, as MoH-DiT's; the patch
 // projection on its [D, C*p*p] view), zero biases, normal(0.02) label table and timestep MLP, and zero
 // adaLN modulation and final linear, so at initialisation every block is the identity and the output is
@@ -30,7 +30,8 @@ struct DitOptions {
   int64_t in_channels = 4;
   int64_t dim = 1152;  // DiT's hidden_size
   int64_t depth = 28;
-  int64_t heads = 16;
+  int64_t heads = 16;     // every block's, unless attention.heads gives each block its own
+  int64_t head_dim = 0;   // 0: dim / the block's head count (DiT's); MoH-DiT-L/XL fix it (64, 72)
   double mlp_ratio = 4.0;
   int64_t num_classes = 1000;
   double class_dropout_prob = 0.1;  // > 0 adds the null class (row num_classes) for guidance
@@ -51,6 +52,10 @@ struct DitOptions {
 // The paper's MoH layouts (SkyworkAI/MoH, MoH-DiT/models.py), per block shared_heads / routed_topk:
 //   MoH-DiT-S/2-90 [3 x8, 6 x4] / [2 x8, 0 x4]     MoH-DiT-S/2-75 [2 2, 3 x8, 6 6] / [1 x6, 2 x4, 0 0]
 //   MoH-DiT-B/2-90 [6 x5, 7 x5, 12 12] / [4 x10, 0 0]  MoH-DiT-B/2-75 [4 4, 6 x8, 12 12] / [2 2, 3 x8, 0 0]
+//   MoH-DiT-L/2-90, -75 (head_dim 64) and MoH-DiT-XL/2-90, -75 (head_dim 72): 8, 16 and 24 heads in the first,
+//   middle and last third (L 8 blocks each; XL 9, 10, 9), shared / routed_topk per third: L-90 [8, 16, 16] /
+//   [0, 0, 3], L-75 [8, 8, 12] / [0, 4, 4], XL-90 [8, 16, 16] / [0, 0, 3], XL-75 [8, 10, 14] / [0, 2, 2];
+//   that is 90% and 75% of all heads (the share attention.active_share reports).
 //   (routed_topk 0: an all-shared layer with head gates, as the reference's).
 // fmnist: 4 x 8 x 8 latents of the Fashion-MNIST autoencoder, patch 2 (16 tokens), dim 128, depth 6,
 //   4 heads, 10 classes. An unknown name throws listing the known ones.

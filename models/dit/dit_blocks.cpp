@@ -93,6 +93,7 @@ DiTBlock::DiTBlock(const DitOptions& o, int64_t index, Generator& gen) {
   AttentionOptions a;
   a.dim = o.dim;
   a.num_heads = o.heads;
+  a.head_dim = o.head_dim;
   a.qkv_bias = true;
   a.init = WeightInit::XavierUniform;
   a.dtype = o.dtype;

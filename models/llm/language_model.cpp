@@ -202,14 +202,16 @@ Tensor LanguageModel::forward_cached(const Tensor& tokens, LlmCache& cache) cons
 LanguageModel::Flops LanguageModel::flops_per_token(int64_t seq_len) const {
   MOH_CHECK(seq_len > 0, "LanguageModel::flops_per_token: seq_len must be positive, got ", seq_len);
   const LlmOptions& o = options_;
-  const double d = double(o.dim), dh = double(o.head_dim), t = double(seq_len);
-  // Per head and token: its query rows and output-projection slice, and its scores and weighted values.
-  const double per_head = 2 * d * dh + 2 * dh * d + 4 * t * dh;
-  const double kv = 2 * d * 2 * double(o.kv_heads) * dh;
+  const double d = double(o.dim), t = double(seq_len);
   const double mlp = (is_llama(o) ? 3.0 : 2.0) * 2 * d * double(o.mlp_hidden);
   Flops f;
   for (int64_t b = 0; b < o.depth; ++b) {
-    double gates = 0, active_heads = double(o.heads);
+    const AttentionOptions& a = blocks[size_t(b)]->attn->options();  // the block's heads (attention.heads)
+    const double heads = double(a.num_heads), dh = double(a.head_dim);
+    // Per head and token: its query rows and output-projection slice, and its scores and weighted values.
+    const double per_head = 2 * d * dh + 2 * dh * d + 4 * t * dh;
+    const double kv = 2 * d * 2 * double(a.num_kv_heads) * dh;
+    double gates = 0, active_heads = heads;
     if (const std::optional<MoHOptions> moh = o.attention.block(b, o.depth)) {
       const auto& layer = dynamic_cast<const MoHAttention&>(*blocks[size_t(b)]->attn);
       for (const auto& [name, p] : layer.named_parameters())
@@ -217,7 +219,7 @@ LanguageModel::Flops LanguageModel::flops_per_token(int64_t seq_len) const {
       if (moh->routed_topk > 0) active_heads = double(moh->shared_heads + moh->routed_topk);
     }
     const double common = kv + mlp + gates;
-    f.dense += common + double(o.heads) * per_head;
+    f.dense += common + heads * per_head;
     f.active += common + active_heads * per_head;
   }
   const double head = 2 * d * double(o.vocab_size);

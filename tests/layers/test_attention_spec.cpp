@@ -1,5 +1,5 @@
-// AttentionSpec: list broadcasting, per-block checks (messages name the config keys), the active-head
-// share and the layer each block gets.
+// AttentionSpec: list broadcasting, per-block checks (messages name the config keys), per-block head
+// counts, the active-head share and the layer each block gets.
 #include <gtest/gtest.h>
 
 #include "layers/attention_spec.h"
@@ -62,6 +62,54 @@ TEST(AttentionSpec, BadListsNameTheKeyAndTheBlock) {
   spec.routed_topk = {0};
   EXPECT_ERROR_MENTIONS(spec.validate(2, 4), "model.shared_heads 5 (block 0) exceeds model.heads 4");
   EXPECT_ERROR_MENTIONS(spec.block(2, 2), "out of range");
+}
+
+TEST(AttentionSpec, PerBlockHeadCountsShapeTheLayersAndWeighTheShare) {
+  AttentionSpec spec;
+  spec.heads = {2, 4, 8};
+  spec.shared_heads = {2, 1, 4};
+  spec.routed_topk = {0, 2, 2};
+  spec.validate(3, 4);
+  EXPECT_EQ(spec.block_heads(0, 4), 2);
+  EXPECT_EQ(spec.block_heads(2, 4), 8);
+  // Active query rows over all rows: (2 + 3 + 6) / (2 + 4 + 8), not the mean of the blocks' shares.
+  EXPECT_DOUBLE_EQ(spec.active_share(3, 4), 11.0 / 14);
+  Generator gen(1);
+  AttentionOptions a = small_attention();  // dim 16
+  a.head_dim = 4;
+  for (int64_t b = 0; b < 3; ++b) {
+    auto layer = make_block_attention(spec, b, 3, a, gen);
+    EXPECT_EQ(layer->options().num_heads, spec.heads[size_t(b)]);
+    EXPECT_EQ(layer->state_dict().at("qkv.weight").shape(), (Shape{3 * spec.heads[size_t(b)] * 4, 16}));
+  }
+  // One value applies to every block; MHA blocks take the counts too.
+  AttentionSpec mha;
+  mha.heads = {8};
+  mha.validate(2, 4);
+  EXPECT_EQ(make_block_attention(mha, 1, 2, small_attention(), gen)->options().num_heads, 8);
+  EXPECT_EQ(make_block_attention(mha, 1, 2, small_attention(), gen)->options().head_dim, 2);  // 16 / 8
+}
+
+TEST(AttentionSpec, BadHeadCountsNameTheKeyAndTheBlock) {
+  AttentionSpec spec;
+  spec.heads = {2, 4, 8};
+  EXPECT_ERROR_MENTIONS(spec.validate(2, 4), "model.block_heads has 3 values");
+  spec.heads = {2, 0};
+  EXPECT_ERROR_MENTIONS(spec.validate(2, 4), "model.block_heads must be positive, got 0 (block 1)");
+  spec.heads = {2, 4};
+  spec.shared_heads = {1, 3};
+  spec.routed_topk = {2, 1};
+  EXPECT_ERROR_MENTIONS(spec.validate(2, 4),
+                        "model.routed_topk 2 (block 0) exceeds the 1 routed heads (model.block_heads 2");
+  spec.shared_heads = {1, 5};
+  spec.routed_topk = {1, 0};
+  EXPECT_ERROR_MENTIONS(spec.validate(2, 4), "model.shared_heads 5 (block 1) exceeds model.block_heads 4");
+  // A count that does not divide the width (head_dim from dim): the factory names the block.
+  spec.shared_heads.clear(), spec.routed_topk.clear();
+  spec.heads = {4, 3};
+  spec.validate(2, 4);
+  Generator gen(1);
+  EXPECT_ERROR_MENTIONS(make_block_attention(spec, 1, 2, small_attention(), gen), "block 1 (3 heads)");
 }
 
 }  // namespace

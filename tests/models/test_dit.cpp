@@ -1,8 +1,8 @@
 // DiT (models/dit): forward, balance losses and every gradient against the PyTorch twin's fixture
 // (tests/reference/make_dit_fixture.py) in float64 and float32, forward_with_cfg against the twin and the
 // manual combination, the adaLN-Zero initialisation (zero output, identity blocks), label dropout and forced
-// drops, DiT's state-dict names and preset sizes, the FLOP count against the paper's Gflops, and the option
-// and input checks.
+// drops, DiT's state-dict names and preset sizes (the per-block head counts of MoH-DiT-L/XL too), the FLOP count
+// against the paper's Gflops, and the option and input checks.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -29,6 +29,10 @@ DitOptions fixture_options(const std::string& model, DType dtype) {
   o.input_size = 8, o.patch_size = 2, o.in_channels = 4, o.dim = 16, o.depth = 2, o.heads = 4, o.mlp_ratio = 2;
   o.num_classes = 5, o.class_dropout_prob = 0.1, o.dtype = dtype;
   if (model == "moh") o.attention.shared_heads = {1, 4}, o.attention.routed_topk = {2, 0};
+  if (model == "moh_heads") {  // per-block head counts of a fixed width, as MoH-DiT-L/XL
+    o.attention.heads = {2, 6}, o.head_dim = 4;
+    o.attention.shared_heads = {1, 6}, o.attention.routed_topk = {1, 0};
+  }
   return o;
 }
 
@@ -67,7 +71,7 @@ void check_golden(const std::string& model, DType dtype) {
   const DitOutput out = dit.forward(x, f["t"], f["y"], f["force_drop_ids"]);
   expect_near_scaled(out.out.data(), f[model + ".out"], tol, model + ".out");
   ag::Variable loss = ag::sum(ag::mul(out.out, ag::Variable(f["w"].to(dtype))));
-  if (model == "moh") {
+  if (model != "mha") {
     ASSERT_EQ(out.balance_losses.size(), 1u);  // block 1 routes nothing (routed_topk 0)
     expect_close(out.balance_losses[0].data(), {f["moh.balance"].to_vector<double>()[0]}, tol, "balance");
     loss = ag::add(loss, out.balance_losses[0]);
@@ -96,6 +100,8 @@ TEST(GoldenDit, MhaForwardGradientsAndGuidanceMatchPyTorchInFloat64) { check_gol
 TEST(GoldenDit, MohForwardBalanceGradientsAndGuidanceMatchPyTorchInFloat64) { check_golden("moh", DType::Float64); }
 TEST(GoldenDit, MhaMatchesPyTorchInFloat32) { check_golden("mha", DType::Float32); }
 TEST(GoldenDit, MohMatchesPyTorchInFloat32) { check_golden("moh", DType::Float32); }
+TEST(GoldenDit, PerBlockHeadCountsOfAFixedWidthMatchPyTorchInFloat64) { check_golden("moh_heads", DType::Float64); }
+TEST(GoldenDit, PerBlockHeadCountsMatchPyTorchInFloat32) { check_golden("moh_heads", DType::Float32); }
 
 TEST(Dit, AdaLnZeroStartsAtZeroOutputWithIdentityBlocks) {
   Generator gen(1), data(2);
@@ -226,7 +232,8 @@ TEST(Dit, PresetsHaveThePapersSizes) {
   EXPECT_EQ(dit_preset("DiT-L/2").depth, 24);
   EXPECT_EQ(dit_preset("DiT-XL/2").dim, 1152);
   for (const char* name : {"DiT-S/2", "DiT-B/2", "DiT-L/2", "DiT-XL/2", "MoH-DiT-S/2-90", "MoH-DiT-S/2-75",
-                           "MoH-DiT-B/2-90", "MoH-DiT-B/2-75", "fmnist"})
+                           "MoH-DiT-B/2-90", "MoH-DiT-B/2-75", "MoH-DiT-L/2-90", "MoH-DiT-L/2-75", "MoH-DiT-XL/2-90",
+                           "MoH-DiT-XL/2-75", "fmnist"})
     EXPECT_NO_THROW(dit_preset(name).validate()) << name;  // the MoH lists fit depth and heads
   EXPECT_EQ(dit_preset("MoH-DiT-B/2-75").attention.routed_topk,
             (std::vector<int64_t>{2, 2, 3, 3, 3, 3, 3, 3, 3, 3, 0, 0}));
@@ -238,6 +245,23 @@ TEST(Dit, PresetsHaveThePapersSizes) {
   // MoH-DiT-S/2-90 computes 5 of 6 heads in its 8 routed blocks, all 6 in the last 4: 89% of the query rows.
   const DitOptions moh = dit_preset("MoH-DiT-S/2-90");
   EXPECT_NEAR(moh.attention.active_share(moh.depth, moh.heads), (8 * 5.0 / 6 + 4) / 12, 1e-12);
+  // MoH-DiT-L/XL: 8, 16 and 24 heads per third, routed only in the later thirds; the names' 90 and 75 are
+  // shares of all heads: XL-90 (9 * 8 + 10 * 16 + 9 * 19) / (9 * 8 + 10 * 16 + 9 * 24) = 403 / 448.
+  const auto share = [](const char* name) {
+    const DitOptions o = dit_preset(name);
+    return o.attention.active_share(o.depth, o.heads);
+  };
+  EXPECT_NEAR(share("MoH-DiT-XL/2-90"), 403.0 / 448, 1e-12);
+  EXPECT_NEAR(share("MoH-DiT-XL/2-75"), 0.75, 1e-12);
+  EXPECT_NEAR(share("MoH-DiT-L/2-90"), 344.0 / 384, 1e-12);
+  EXPECT_NEAR(share("MoH-DiT-L/2-75"), 0.75, 1e-12);
+  const DitOptions xl = dit_preset("MoH-DiT-XL/2-75");
+  EXPECT_EQ(xl.head_dim, 72);
+  EXPECT_EQ(xl.attention.block_heads(8, xl.heads), 8);
+  EXPECT_EQ(xl.attention.block_heads(9, xl.heads), 16);
+  EXPECT_EQ(xl.attention.block_heads(27, xl.heads), 24);
+  EXPECT_EQ(xl.attention.block(18, xl.depth)->shared_heads, 10);
+  EXPECT_EQ(xl.attention.block(19, xl.depth)->shared_heads, 14);
   // The MoH count drops exactly the skipped heads' share (fmnist-sized: cheap to build).
   DitOptions o = dit_preset("fmnist");
   const DiT::Flops mha = DiT(o, gen).forward_flops_per_sample();
@@ -248,6 +272,36 @@ TEST(Dit, PresetsHaveThePapersSizes) {
   const double gates = 2 * t * d * (3 + 2);  // router (3 routed heads) and stage gate, each block
   EXPECT_NEAR(f.dense, mha.dense + 6 * gates, 1e-6 * f.dense);
   EXPECT_NEAR(f.active, f.dense - 6 * 2 * per_head, 1e-6 * f.dense);
+}
+
+TEST(Dit, PerBlockHeadCountsShapeEachBlockAndItsFlops) {
+  Generator gen(0);
+  DitOptions o = dit_preset("fmnist");  // dim 128, 4 heads of 32, 16 tokens
+  const DiT::Flops mha = DiT(o, gen).forward_flops_per_sample();
+  o.attention.heads = {2, 4, 8, 2, 4, 8};
+  o.head_dim = 16;
+  const DiT dit(o, gen);
+  for (int64_t b = 0; b < 6; ++b) {
+    const AttentionOptions& a = dit.blocks[size_t(b)]->attn->options();
+    EXPECT_EQ(a.num_heads, o.attention.heads[size_t(b)]);
+    EXPECT_EQ(a.head_dim, 16);
+    EXPECT_EQ(dit.blocks[size_t(b)]->attn->state_dict().at("qkv.weight").shape(), (Shape{3 * a.num_heads * 16, 128}));
+    EXPECT_EQ(dit.blocks[size_t(b)]->attn->state_dict().at("proj.weight").shape(), (Shape{128, a.num_heads * 16}));
+  }
+  // Attention per block: keys and values t * 2d * 2 H dh, and per head t (2 d dh + 4 t dh + 2 dh d).
+  const double t = 16, d = 128;
+  const auto attention = [&](double heads, double dh) {
+    return t * 2 * d * 2 * heads * dh + heads * t * (2 * d * dh + 4 * t * dh + 2 * dh * d);
+  };
+  const double blocks = 2 * (attention(2, 16) + attention(4, 16) + attention(8, 16));
+  const DiT::Flops f = dit.forward_flops_per_sample();
+  EXPECT_NEAR(f.dense, mha.dense - 6 * attention(4, 32) + blocks, 1e-9 * f.dense);
+  EXPECT_DOUBLE_EQ(f.active, f.dense);  // MHA: every head on every token
+  o.head_dim = 0;  // each block's width is dim / its heads again: 128 / 8 = 16, 128 / 2 = 64
+  o.attention.heads = {2, 4, 3, 2, 4, 8};
+  expect_error<Error>([&] { DiT m(o, gen); }, {"dim 128 is not a multiple of heads 3 (block 2)", "head_dim"});
+  o.attention.heads = {2, 4};
+  expect_error<Error>([&] { DiT m(o, gen); }, {"model.block_heads has 2 values", "(6)"});
 }
 
 TEST(Dit, RejectsOptionsAndInputsItCannotHonour) {
@@ -265,7 +319,7 @@ TEST(Dit, RejectsOptionsAndInputsItCannotHonour) {
   o.attention.shared_heads = {1, 1};
   o.attention.routed_topk = {1, 1};
   expect_error<Error>([&] { DiT m(o, gen); }, {"model.shared_heads has 2 values", "(6)"});
-  expect_error<Error>([] { dit_preset("MoH-DiT-XL/2-90"); }, {"unknown model 'MoH-DiT-XL/2-90'", "DiT-S/2"});
+  expect_error<Error>([] { dit_preset("MoH-DiT-XL/2-50"); }, {"unknown model 'MoH-DiT-XL/2-50'", "MoH-DiT-XL/2-75"});
   DiT dit(dit_preset("fmnist"), gen);
   const ag::Variable x(zeros({2, 4, 8, 8}));
   const Tensor t = zeros({2}), y = from_vector<int64_t>({0, 1}, {2});

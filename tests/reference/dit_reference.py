@@ -85,10 +85,11 @@ class Mlp(nn.Module):
 
 
 class DiTBlock(nn.Module):
-    def __init__(self, dim, heads, mlp_ratio, moh):
+    def __init__(self, dim, heads, mlp_ratio, moh, head_dim=0):
         super().__init__()
         self.norm1 = nn.LayerNorm(dim, elementwise_affine=False, eps=1e-6)
-        self.attn = MHA(dim, heads) if moh is None else MoH(dim, heads, moh[0], moh[1])
+        self.attn = (MHA(dim, heads, head_dim=head_dim) if moh is None
+                     else MoH(dim, heads, moh[0], moh[1], head_dim=head_dim))
         self.norm2 = nn.LayerNorm(dim, elementwise_affine=False, eps=1e-6)
         self.mlp = Mlp(dim, int(dim * mlp_ratio))
         self.adaLN_modulation = nn.Sequential(nn.SiLU(), nn.Linear(dim, 6 * dim))
@@ -113,10 +114,11 @@ class FinalLayer(nn.Module):
 
 
 class DiT(nn.Module):
-    """moh: None (MHA everywhere) or per block None / (shared_heads, routed_topk)."""
+    """moh: None (MHA everywhere) or per block None / (shared_heads, routed_topk). heads: one count for every block
+    or one per block (MoH-DiT-L/XL); head_dim 0 = dim / the block's heads."""
 
     def __init__(self, input_size=32, patch_size=2, in_channels=4, dim=1152, depth=28, heads=16, mlp_ratio=4.0,
-                 class_dropout_prob=0.1, num_classes=1000, learn_sigma=True, moh=None):
+                 class_dropout_prob=0.1, num_classes=1000, learn_sigma=True, moh=None, head_dim=0):
         super().__init__()
         self.in_channels = in_channels
         self.out_channels = 2 * in_channels if learn_sigma else in_channels
@@ -127,7 +129,8 @@ class DiT(nn.Module):
         self.y_embedder = LabelEmbedder(num_classes, dim, class_dropout_prob)
         grid = input_size // patch_size
         self.register_buffer("pos_embed", sincos_2d(dim, grid).float().unsqueeze(0))
-        self.blocks = nn.ModuleList(DiTBlock(dim, heads, mlp_ratio, None if moh is None else moh[i])
+        block_heads = heads if isinstance(heads, list) else [heads] * depth
+        self.blocks = nn.ModuleList(DiTBlock(dim, block_heads[i], mlp_ratio, None if moh is None else moh[i], head_dim)
                                     for i in range(depth))
         self.final_layer = FinalLayer(dim, patch_size, self.out_channels)
 

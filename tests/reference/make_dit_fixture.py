@@ -5,16 +5,17 @@ Run with Debian's interpreter, which has python3-torch (1.13):
 
     /usr/bin/python3 tests/reference/make_dit_fixture.py
 
-Writes tests/reference/fixtures/dit_small.safetensors: two models of the twin in dit_reference.py with the
-configuration in the metadata (8x8x4 input, patch 2, dim 16, depth 2, 4 heads, mlp_ratio 2, 5 classes with a null class,
-learned sigma), "mha" (MHA in both blocks) and "moh" (block 0 MoH with 1 shared head and top-2 of 3 routed,
-block 1 an all-shared gated MoH layer). Shared inputs: "x" [2, 4, 8, 8], fractional timesteps "t", labels
-"y", "force_drop_ids" (sample 1 takes the null class) and the loss weights "w" [2, 8, 8, 8]. Per model
-"<m>.": its state dict ("<m>.state.<name>", float32), computed in float64 from those float32 values: the
-output "<m>.out", the balance losses "<m>.balance" (moh), the gradients of loss = sum(out * w) + sum(balance)
-with respect to x ("<m>.grad.x") and every parameter ("<m>.grad.<name>"), and forward_with_cfg on
-(x, [t0, t0], [y0, null]) at scale 2.5 on 3 channels (the reference code's) ("<m>.cfg3"). Weights are
-random with a larger scale than DiT's init (whose zero layers would hide most of the model).
+Writes tests/reference/fixtures/dit_small.safetensors: three models of the twin in dit_reference.py with the
+configuration in the metadata (8x8x4 input, patch 2, dim 16, depth 2, 4 heads, mlp_ratio 2, 5 classes with a
+null class, learned sigma), "mha" (MHA in both blocks), "moh" (block 0 MoH with 1 shared head and top-2 of 3
+routed, block 1 an all-shared gated MoH layer) and "moh_heads" (per-block head counts, see MODELS). Shared
+inputs: "x" [2, 4, 8, 8], fractional timesteps "t", labels "y", "force_drop_ids" (sample 1 takes the null
+class) and the loss weights "w" [2, 8, 8, 8]. Per model "<m>.": its state dict ("<m>.state.<name>",
+float32), computed in float64 from those float32 values: the output "<m>.out", the balance losses
+"<m>.balance" (MoH models), the gradients of loss = sum(out * w) + sum(balance) with respect to x
+("<m>.grad.x") and every parameter ("<m>.grad.<name>"), and forward_with_cfg on (x, [t0, t0], [y0, null]) at
+scale 2.5 on 3 channels (the reference code's) ("<m>.cfg3"). Weights are random with a larger scale than
+DiT's init (whose zero layers would hide most of the model).
 Deterministic: one seed, one thread, sorted keys.
 """
 
@@ -28,7 +29,11 @@ from fixture_io import save_safetensors
 FIXTURE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
 CONFIG = dict(input_size=8, patch_size=2, in_channels=4, dim=16, depth=2, heads=4, mlp_ratio=2.0,
               class_dropout_prob=0.1, num_classes=5, learn_sigma=True)
-MODELS = {"mha": None, "moh": [(1, 2), (4, 0)]}
+# "moh_heads": per-block head counts with a fixed head width (MoH-DiT-L/XL's layout, scaled down): block 0 has
+# 2 heads (1 shared, top-1 of 1 routed), block 1 6 all-shared heads, both of width 4 (attention widths 8 and
+# 24 against dim 16).
+MODELS = {"mha": dict(moh=None), "moh": dict(moh=[(1, 2), (4, 0)]),
+          "moh_heads": dict(heads=[2, 6], head_dim=4, moh=[(1, 1), (6, 0)])}
 CFG_SCALE = 2.5
 
 
@@ -41,8 +46,8 @@ def main():
     force = torch.tensor([0, 1], dtype=torch.int64)
     w = torch.randn(2, 2 * CONFIG["in_channels"], 8, 8)
     tensors = dict(x=x, t=t, y=y, force_drop_ids=force, w=w)
-    for key, moh in MODELS.items():
-        model = DiT(**CONFIG, moh=moh)
+    for key, variant in MODELS.items():
+        model = DiT(**{**CONFIG, **variant})
         with torch.no_grad():
             for p in model.parameters():
                 p.copy_(0.2 * torch.randn_like(p))
@@ -65,7 +70,8 @@ def main():
             tensors[f"{key}.cfg3"] = model.forward_with_cfg(x.double(), t.double()[[0, 0]],
                                                             torch.tensor([y[0].item(), null]), CFG_SCALE, 3)
     metadata = {k: str(v) for k, v in CONFIG.items()}
-    metadata.update(moh=str(MODELS["moh"]), cfg_scale=str(CFG_SCALE), generator="tests/reference/make_dit_fixture.py")
+    metadata.update(moh=str(MODELS["moh"]["moh"]), moh_heads=str(MODELS["moh_heads"]), cfg_scale=str(CFG_SCALE),
+                    generator="tests/reference/make_dit_fixture.py")
     save_safetensors(os.path.join(FIXTURE_DIR, "dit_small.safetensors"), tensors, metadata)
     for name, size in PRESETS.items():
         if name != "DiT-XL/2":

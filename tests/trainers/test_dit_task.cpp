@@ -94,6 +94,22 @@ TEST_F(DitTaskTest, EvaluationDoesNotDependOnItsBatchSize) {
   EXPECT_EQ(limited.at("samples"), 5);
 }
 
+TEST_F(DitTaskTest, PerBlockHeadCountsComeFromTheConfig) {
+  // MoH-DiT-L/XL's layout at this size: 2 then 6 heads of width 8 (model.dim 32), routing in block 1 only.
+  const auto task = create({"model.block_heads=[2, 6]", "model.head_dim=8", "model.attention=moh",
+                            "model.shared_heads=[2, 4]", "model.routed_topk=[0, 1]"});
+  // (2 + 5) of (2 + 6) heads' query rows.
+  EXPECT_DOUBLE_EQ(task->evaluate().at("active_heads"), 7.0 / 8);
+  test::expect_error<ConfigError>([&] { create({"model.block_heads=[2, 4, 8]"}); },
+                                  {"model.block_heads has 3 values", "(2)"});
+  test::expect_error<ConfigError>(
+      [&] { create({"model.block_heads=[2, 4]", "model.attention=moh", "model.shared_heads=[3]",
+                    "model.routed_topk=[0]"}); },
+      {"model.shared_heads", "model.shared_heads 3 (block 0) exceeds model.block_heads 2"});
+  test::expect_error<ConfigError>([&] { create({"model.heads=3", "model.head_dim=8", "model.block_heads=[3, 0]"}); },
+                                  {"model.block_heads"});
+}
+
 TEST_F(DitTaskTest, RejectsKeysTheLatentsContradict) {
   test::expect_error<ConfigError>([&] { create({"model.patch_size=3"}); },
                                   {"model.patch_size 3", "latent side 8"});
