@@ -1,17 +1,22 @@
 // `moh sample` (see sample_cli.h): the DiT of a stored run (EMA weights by
 // eval.use_ema), the respaced reverse process, decoding by the autoencoder
 // whose latents the run trained on, and the output files. Samples are drawn in
-// batches from one generator seeded by --seed, so the same command (same --num,
-// --classes, --batch and --seed) writes the same bytes.
+// batches, each from its own stream of --seed, split over the ranks under
+// mpirun and gathered to rank 0, which alone reports progress and writes: the
+// same command (same --num, --classes, --batch and --seed) writes the same bytes
+// for any number of processes.
 #include "tools/sample_cli.h"
 
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "core/dist/launch_env.h"
+#include "core/dist/world.h"
 #include "core/factory.h"
 #include "core/io/checked_write.h"
 #include "core/io/npz.h"
@@ -43,7 +48,8 @@ const char* kSampleHelp =
     "code), --steps (default 250)\nof the respaced process, --sampler ddpm (default) or ddim (--eta, default 0), "
     "--seed (default 0),\n--batch (default 100) samples per pass. --crop S cuts the centre S x S of each image (28 "
     "undoes\nFashion-MNIST's padding to 32). Writes DIR/samples.npz (arr_0 uint8 [N, H, W, C], arr_1 "
-    "labels),\nDIR/grid.png (the first 100, --columns per row, default 10) and with --pngs DIR/images/NNNNNN.png.\n";
+    "labels),\nDIR/grid.png (the first 100, --columns per row, default 10) and with --pngs DIR/images/NNNNNN.png.\n"
+    "Under mpirun the batches are split over the processes; the files are the same for any process count.\n";
 
 std::vector<int64_t> parse_classes(const std::string& text, int64_t num_classes) {
   std::vector<int64_t> out;
@@ -116,7 +122,7 @@ int sample_command(int argc, char** argv) {
   loop.eta = cli::number<double>(args, "--eta", 0.0);
   if (num < 1 || steps < 1 || batch < 1 || columns < 1 || crop < 0 || loop.eta < 0 || guidance.scale < 0)
     throw UsageError("--num, --steps, --batch and --columns must be >= 1; --crop, --eta and --cfg >= 0");
-  Generator gen(cli::number<uint64_t>(args, "--seed", 0));
+  const uint64_t seed = cli::number<uint64_t>(args, "--seed", 0);
 
   StoredDit dit = load_stored_dit(target, overrides);
   const DitOptions& o = dit.model->options();
@@ -140,13 +146,19 @@ int sample_command(int argc, char** argv) {
 
   std::vector<int64_t> labels(static_cast<size_t>(num));
   for (int64_t i = 0; i < num; ++i) labels[size_t(i)] = classes[size_t(i) % classes.size()];
-  cli::ProgressLine progress("sample", num, "samples");
-  const Tensor all =
-      sample_dit_images(*dit.model, process, *ae.model, dit.scale_factor, from_vector<int64_t>(labels, {num}), options,
-                        gen, [&](int64_t done, int64_t step, int64_t total) {
-                          progress.update(done, str_cat(" (batch step ", step, "/", total, ")"));
-                        });
-  progress.update(num);
+  const bool writer = dist::launch_env().rank == 0;  // under mpirun, rank 0 speaks for the job
+  const int64_t ranks = dist::world().size();
+  std::optional<cli::ProgressLine> progress;  // rank 0's share, scaled to the whole job
+  if (writer) progress.emplace("sample", num, "samples");
+  const Tensor all = sample_dit_images(*dit.model, process, *ae.model, dit.scale_factor,
+                                       from_vector<int64_t>(labels, {num}), options, seed,
+                                       [&](int64_t done, int64_t step, int64_t total) {
+                                         if (progress)
+                                           progress->update(std::min(num - 1, done * ranks),
+                                                            str_cat(" (batch step ", step, "/", total, ")"));
+                                       });
+  if (!writer) return kOk;
+  progress->update(num);
   fs::create_directories(out);
   if (args.options.count("--pngs")) {
     fs::create_directories(out / "images");
@@ -167,7 +179,8 @@ int sample_command(int argc, char** argv) {
                                {"steps", steps},
                                {"sampler", loop.sampler == DiffusionSampler::Ddpm ? "ddpm" : "ddim"},
                                {"cfg", guidance.scale},
-                               {"seconds", progress.seconds()}};
+                               {"processes", ranks},
+                               {"seconds", progress->seconds()}};
   std::cout << summary.dump() << std::endl;
   return kOk;
 }

@@ -248,14 +248,14 @@ class DitTask final : public Task {
   }
 
   // eval.samples images from the model as it is now (the EMA weights under eval.use_ema), from the same
-  // noise at every evaluation; every rank draws the same ones (no communication), rank 0 writes the grid.
+  // noise at every evaluation; the ranks draw a share of the batches each and gather them all (the same
+  // images for any rank count), rank 0 writes the grid.
   std::map<std::string, double> score_samples() {
     std::vector<int64_t> labels(static_cast<size_t>(samples_));
     for (int64_t i = 0; i < samples_; ++i) labels[size_t(i)] = i % options_.num_classes;
     const Tensor y = from_vector<int64_t>(labels, {samples_});
-    Generator gen(seed_ ^ kSampleKey);
-    const Tensor images =
-        sample_dit_images(*model_, process_, *autoencoder_->model, train_->scale_factor(), y, sample_options_, gen);
+    const Tensor images = sample_dit_images(*model_, process_, *autoencoder_->model, train_->scale_factor(), y,
+                                            sample_options_, seed_ ^ kSampleKey);
     if (!output_dir_.empty() && dist::launch_env().rank == 0) {
       const Image grid = image_grid(images.narrow(0, 0, std::min<int64_t>(samples_, 100)),
                                     std::min<int64_t>(options_.num_classes, 10), -1.0, 1.0);

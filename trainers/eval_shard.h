@@ -26,5 +26,8 @@ void reduce_eval_sums(std::vector<double>& sums);
 // Per-sample rows of the whole set on every rank: `mine` holds this rank's shard ([shard size, ...],
 // CPU) of a `samples`-row set; the result is every shard's rows concatenated in rank order.
 Tensor gather_eval_rows(const Tensor& mine, int64_t samples);
+// The same for any split into contiguous shards: shards[r] is rank r's rows (one per rank, in order,
+// together covering [0, shards.back().end)).
+Tensor gather_shard_rows(const Tensor& mine, const std::vector<EvalShard>& shards);
 
 }  // namespace moh

@@ -4,9 +4,9 @@
 // with global balance statistics), also with the optimizer state sharded (ZeRO-1); a checkpoint of
 // either world size (sharded or not) resumes on the other and continues identically; rank 0 alone
 // writes the run folder and the eval predictions; `moh eval` on 2 processes (a shard each) gives
-// one process's metrics and predictions; killing a rank ends the job non-zero, naming the
-// rank, within the timeout; ranks launched with different configs stop before training (exit 2);
-// a stop signal through mpirun (SIGUSR1) or scripts/launch.sh (SIGTERM) ends the job with exit 0.
+// one process's metrics and predictions, `moh sample` one process's bytes; killing a rank ends the job
+// non-zero, naming the rank, within the timeout; ranks launched with different configs stop before
+// training (exit 2); a stop signal through mpirun (SIGUSR1) or scripts/launch.sh (SIGTERM) ends the job with exit 0.
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/io/hdf5_file.h"
+#include "core/io/npz.h"
 #include "tests/dist/dist_test_util.h"
 #include "tests/trainers/llm_run.h"
 #include "tests/test_util.h"
@@ -334,6 +335,45 @@ int finish_job(pid_t job, int seconds) {
 std::string file_text(const fs::path& file) {
   std::ifstream in(file);
   return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+// `moh sample` under mpirun: the ranks split the batches (each batch its own noise stream) and rank 0
+// writes the gathered samples, byte for byte one process's, also when a rank gets no batch at all.
+TEST_F(DistTrain, ShardedSampleWritesOneProcesssBytes) {
+  MOH_SKIP_UNLESS_MPIRUN();
+  if (!fs::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz"))
+    GTEST_SKIP() << "needs Debian's dataset-fashion-mnist";
+  const std::string runs = (dir_ / "runs").string(), latents = path("lat.h5");
+  write("ae.yaml", "task: autoencoder\nrun: {dir: " + runs +
+                       "}\ntrain: {steps: 2, batch_size: 8}\neval: {every: 0, grid_images: 0}\n"
+                       "data: {train_limit: 16, eval_limit: 8}\nmodel: {base_channels: 8, norm_groups: 4}\n"
+                       "threads: 1\n");
+  write("dit.yaml", "task: dit\nrun: {dir: " + runs +
+                        "}\ntrain: {steps: 2, batch_size: 8}\neval: {every: 0}\ndiffusion: {steps: 20}\n"
+                        "model: {dim: 32, depth: 1, heads: 2}\ndata: {latents: " + latents + ", autoencoder: " +
+                        run("ae").string() + "}\nthreads: 1\n");
+  train(1, path("ae.yaml"), "ae");
+  const Outcome encoded = run_command("env OMP_NUM_THREADS=1 " + MOH_TEST_PATH(MOH_CLI_PATH) + " encode " +
+                                      run("ae").string() + " --out " + latents + " --limit 16");
+  ASSERT_EQ(encoded.status, 0) << encoded.output;
+  train(1, path("dit.yaml"), "dit");
+  const std::string cli = MOH_TEST_PATH(MOH_CLI_PATH) + " sample " + run("dit").string() +
+                          " --steps 3 --cfg 2 --sampler ddpm --seed 4 threads=1 --out ";
+  for (const std::string& shape : {std::string("--num 7 --batch 2"), std::string("--num 3 --batch 4")}) {
+    SCOPED_TRACE(shape);  // 4 batches: 2 per rank (the last one short); 1 batch: rank 1 samples nothing
+    const Outcome one = run_command("env OMP_NUM_THREADS=1 " + cli + path("one") + " " + shape);
+    ASSERT_EQ(one.status, 0) << one.output;
+    const Outcome two = run_command(mpirun(2) + cli + path("two") + " " + shape);
+    ASSERT_EQ(two.status, 0) << two.output;
+    EXPECT_EQ(two.output.find("\"samples\""), two.output.rfind("\"samples\"")) << "rank 0 alone reports: "
+                                                                                << two.output;
+    EXPECT_NE(two.output.find("\"processes\":2"), std::string::npos) << two.output;
+    const auto a = load_npz(path("one/samples.npz")), b = load_npz(path("two/samples.npz"));
+    EXPECT_EQ(a.at("arr_0").shape(), b.at("arr_0").shape());
+    EXPECT_EQ(a.at("arr_0").to_vector<uint8_t>(), b.at("arr_0").to_vector<uint8_t>());
+    EXPECT_EQ(a.at("arr_1").to_vector<int64_t>(), b.at("arr_1").to_vector<int64_t>());
+    fs::remove_all(path("one")), fs::remove_all(path("two"));
+  }
 }
 
 // A graceful stop of a whole job: mpirun ends a job on its own SIGTERM (exit 1, ranks SIGKILLed a
