@@ -6,8 +6,7 @@
 // A file may include its own folder and the folders of lower layers; siblings (models and data; the
 // leaves) may not include each other, except the edges in kCrossEdges. Inside core the backends
 // stay apart: core/cpu and core/cuda include neither each other nor anything else a rule forbids,
-// except the exact (file, include) pairs listed in kCoreExceptions, and core/math (the per-element
-// math both backends share) includes no backend, op or I/O folder.
+// and core/math (the per-element math both backends share) includes no backend, op or I/O folder.
 // The checker is plain text processing: it needs neither the library nor a compiler.
 #pragma once
 
@@ -19,9 +18,9 @@ namespace moh::layering {
 
 // One `#include` of a repository file: where it is (path relative to the source root) and what it names.
 struct IncludeLine {
-  std::string file;  // e.g. "core/cuda/elementwise.h"
+  std::string file;  // e.g. "core/cuda/binary.cu"
   int line = 0;      // 1-based
-  std::string target;  // e.g. "core/cpu/elementwise.h"
+  std::string target;  // e.g. "core/kernels/elementwise.h"
 };
 
 // The top-level folders the rules know, lowest layer first.
@@ -34,9 +33,5 @@ std::vector<IncludeLine> scan_includes(const std::filesystem::path& root, const 
 
 // One message per include that breaks a rule: "file:line: includes \"target\": why".
 std::vector<std::string> layering_violations(const std::vector<IncludeLine>& includes);
-
-// The kCoreExceptions entries that no include in `includes` uses any more (each a message saying
-// to delete it), so the list shrinks as the exceptions are fixed. Pass every include of core/.
-std::vector<std::string> stale_exceptions(const std::vector<IncludeLine>& includes);
 
 }  // namespace moh::layering
