@@ -5,8 +5,10 @@
 //   -> bench | fuzz | tests (6, the leaves: programs and suites built on top of the library).
 // A file may include its own folder and the folders of lower layers; siblings (models and data; the
 // leaves) may not include each other, except the edges in kCrossEdges. Inside core the backends
-// stay apart: core/cpu and core/cuda include neither each other nor anything else a rule forbids,
-// and core/math (the per-element math both backends share) includes no backend, op or I/O folder.
+// stay apart: core/cpu and core/cuda do not include each other; they share core/kernels (each kernel
+// declared once for both) and core/math (per-element math, op kinds), which include no backend and no
+// op front end (core/ops/); core/math, the lower of the two, includes neither core/kernels nor the
+// I/O and distributed folders.
 // The checker is plain text processing: it needs neither the library nor a compiler.
 #pragma once
 

@@ -74,9 +74,9 @@ TEST(IncludeRules, FlagsEveryUpwardOrSiblingEdge) {
 
 TEST(IncludeRules, KeepsTheBackendsApart) {
   const std::vector<IncludeLine> bad = {
-      {"core/cpu/copy.cpp", 1, "core/cuda/runtime.h"},
-      {"core/cuda/norm.cu", 2, "core/cpu/blas.h"},
-      {"core/math/activations.h", 3, "core/ops/checks.h"},
+      {"core/cpu/copy.cpp", 1, "core/cuda/runtime.h"},     {"core/cuda/norm.cu", 2, "core/cpu/blas.h"},
+      {"core/math/activations.h", 3, "core/ops/checks.h"}, {"core/math/reduce_ops.h", 4, "core/kernels/reduce.h"},
+      {"core/kernels/conv.h", 5, "core/cuda/runtime.h"},   {"core/kernels/norm.h", 6, "core/ops/checks.h"},
   };
   const auto violations = layering_violations(bad);
   ASSERT_EQ(violations.size(), bad.size()) << joined(violations);
