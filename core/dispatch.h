@@ -1,7 +1,7 @@
 // Dtype and device dispatch for op implementations.
 // dispatch_*(dtype, op, f) calls f.template operator()<T>() with the C++ type of dtype, or throws
 // an Error naming `op` and the dtypes it accepts. MOH_BACKEND(device, fn, args...) calls
-// moh::cpu::fn or moh::cuda::fn.
+// moh::cpu::fn or moh::cuda::fn (declared once for both in core/kernels/).
 #pragma once
 
 #include "core/dtype.h"
@@ -46,11 +46,10 @@ decltype(auto) dispatch_all(DType t, const char* op, F&& f) {
 
 }  // namespace moh
 
-// Each op's backend function exists twice with one signature, moh::cpu::fn and moh::cuda::fn;
-// MOH_BACKEND picks by the device of the tensors (a CPU-only build rejects CUDA tensors, which it
-// cannot create in the first place).
+// Each op's backend function exists twice with one signature, moh::cpu::fn and moh::cuda::fn, both
+// declared by its core/kernels/ header (which the caller includes); MOH_BACKEND picks by the device
+// of the tensors (a CPU-only build rejects CUDA tensors, which it cannot create in the first place).
 #if defined(MOH_WITH_CUDA)
-#include "core/cuda/backend.h"
 #define MOH_BACKEND(device, fn, ...) \
   ((device).is_cuda() ? ::moh::cuda::fn(__VA_ARGS__) : ::moh::cpu::fn(__VA_ARGS__))
 #else

@@ -1,8 +1,8 @@
 // Random factories: reserve counters from the generator, then fill on the tensor's device.
 #include "core/random.h"
 
-#include "core/cpu/random.h"
 #include "core/dispatch.h"
+#include "core/kernels/random.h"
 
 namespace moh {
 

@@ -10,8 +10,8 @@
 #include <optional>
 #include <sstream>
 
-#include "core/cpu/copy.h"
 #include "core/dispatch.h"
+#include "core/kernels/copy.h"
 
 namespace moh {
 

@@ -1,8 +1,8 @@
-// moh_bench_conv: conv2d and group_norm on the latent autoencoder's shapes (Fashion-MNIST padded to
-// 32 x 32, channels 64 / 128, batch 32 by default), float32 on the CPU: the median time of the
-// forward and of forward + backward (every gradient) over --reps repetitions after --warmup, and the
-// forward's GFLOP/s. --json prints one JSON object per shape instead of the table, which
-// scripts/bench_conv_vs_torch.py reads to put PyTorch's times beside moh's (same shapes, threads).
+// moh_bench_conv: conv2d and group_norm on the latent autoencoder's layers (bench/autoencoder_layers.h,
+// batch 32 by default), float32 on the CPU: the median time of the forward and of forward + backward
+// (every gradient) over --reps repetitions after --warmup, and the forward's GFLOP/s. --json prints
+// one JSON object per shape instead of the table, which scripts/bench_conv_vs_torch.py reads to put
+// PyTorch's times beside moh's (same shapes, threads).
 // Usage: moh_bench_conv [--batch 32] [--reps 10] [--warmup 2] [--threads 0 (OpenMP default)] [--json]
 #include <algorithm>
 #include <chrono>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "autograd/autograd.h"
+#include "bench/autoencoder_layers.h"
 #include "core/factory.h"
 #include "core/ops.h"
 #include "core/random.h"
@@ -43,23 +44,8 @@ Args parse(int argc, char** argv) {
   return a;
 }
 
-// One benchmarked layer: a convolution, or a group_norm over c channels when norm_groups > 0.
-struct Shape4 {
-  const char* name;
-  int64_t c, h, w, o, k, stride, pad;
-  int64_t norm_groups = 0;  // > 0: group_norm with this many groups instead of a convolution
-};
-
-const Shape4 kShapes[] = {
-    {"conv_in 1->64 3x3 @32", 1, 32, 32, 64, 3, 1, 1},
-    {"res 64->64 3x3 @32", 64, 32, 32, 64, 3, 1, 1},
-    {"down 64->64 3x3 s2 @32", 64, 32, 32, 64, 3, 2, 1},
-    {"res 128->128 3x3 @16", 128, 16, 16, 128, 3, 1, 1},
-    {"res 128->128 3x3 @8", 128, 8, 8, 128, 3, 1, 1},
-    {"shortcut 64->128 1x1 @16", 64, 16, 16, 128, 1, 1, 0},
-    {"moments 128->8 3x3 @8", 128, 8, 8, 8, 3, 1, 1},
-    {"group_norm 32 groups 128 @16", 128, 16, 16, 0, 0, 0, 0, 32},
-};
+using bench::AutoencoderLayer;
+using bench::kAutoencoderLayers;
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -77,12 +63,12 @@ struct Timing {
   double forward_ms, train_ms, gflop;
 };
 
-Timing bench(const Shape4& s, const Args& a) {
+Timing time_layer(const AutoencoderLayer& s, const Args& a) {
   Generator gen(7);
   const Tensor x = uniform({a.batch, s.c, s.h, s.w}, -1.0, 1.0, gen, DType::Float32);
   std::vector<double> forward, train;
   double gflop = 0;
-  if (s.norm_groups > 0) {
+  if (!s.is_conv()) {
     const Tensor w = uniform({s.c}, 0.5, 1.5, gen, DType::Float32), b = uniform({s.c}, -1.0, 1.0, gen, DType::Float32);
     const Tensor g = uniform(x.shape(), -1.0, 1.0, gen, DType::Float32);
     for (int64_t r = 0; r < a.warmup + a.reps; ++r) {
@@ -96,12 +82,12 @@ Timing bench(const Shape4& s, const Args& a) {
       if (r >= a.warmup) forward.push_back(f), train.push_back(t);
     }
   } else {
-    const Conv2dParams p{s.stride, s.stride, s.pad, s.pad, 1, 1, 1};
+    const Conv2dParams p = s.conv_params();
     const Tensor w = uniform({s.o, s.c, s.k, s.k}, -0.1, 0.1, gen, DType::Float32);
     const Tensor b = uniform({s.o}, -0.1, 0.1, gen, DType::Float32);
     const Tensor y0 = conv2d(x, w, b, p);
     const Tensor g = uniform(y0.shape(), -1.0, 1.0, gen, DType::Float32);
-    gflop = 2.0 * double(y0.numel()) * double(s.c * s.k * s.k) / 1e9;
+    gflop = s.conv_flop(a.batch) / 1e9;
     for (int64_t r = 0; r < a.warmup + a.reps; ++r) {
       double f = 0;
       const double t = time_ms([&] {
@@ -128,8 +114,8 @@ int main(int argc, char** argv) {
                   (long long)a.batch, num_threads(), (long long)a.reps, (long long)a.warmup);
       std::printf("| layer | forward ms | forward GFLOP/s | forward + backward ms |\n| --- | --- | --- | --- |\n");
     }
-    for (const auto& s : kShapes) {
-      const auto t = bench(s, a);
+    for (const auto& s : kAutoencoderLayers) {
+      const auto t = time_layer(s, a);
       if (a.json)
         std::printf("{\"layer\": \"%s\", \"batch\": %lld, \"c\": %lld, \"h\": %lld, \"w\": %lld, \"o\": %lld, "
                     "\"k\": %lld, \"stride\": %lld, \"pad\": %lld, \"norm_groups\": %lld, \"forward_ms\": %.4f, "

@@ -7,11 +7,17 @@
 //                 GB/s of the bytes each must move (inputs read + outputs written once, counted as
 //                 bench/bench_memory_bound.cpp does), against device-to-device cudaMemcpy bandwidth
 //                 (bytes read + written).
+//   conv2d        moh::conv2d (forward) and moh::conv2d_backward (input gradient alone, weight gradient
+//                 alone), i.e. cuDNN through the op API, on the autoencoder's convolutions
+//                 (bench/autoencoder_layers.h, the layers moh_bench_conv times on the CPU) at batch
+//                 kConvBatch, float32 (TF32 off) and bfloat16: TFLOP/s of 2 * the forward's
+//                 multiply-adds (each gradient does as many) and % of the GEMM peak of the dtype.
 // Timing: CUDA events on moh::cuda::compute_stream (where every op runs), after warm-up calls. A sample
 // times a batch of back-to-back calls (about 2 ms, so host launch cost overlaps device work as in a
-// training step) and the result is the median sample. Every tensor is 64 MiB or more (past an H200's
-// 60 MB L2) and holds random values (a product of zeros runs faster).
-// Prints two tables and a `summary:` line (scripts/gpu_check.sh shows it); with --json one JSON object
+// training step) and the result is the median sample. Every tensor holds random values (a product of
+// zeros runs faster); those of the GEMM and memory-bound rows are 64 MiB or more (past an H200's 60 MB
+// L2), while the conv rows keep the autoencoder's sizes (its small layers stay in L2, as in training).
+// Prints three tables and a `summary:` line (scripts/gpu_check.sh shows it); with --json one JSON object
 // as the last line. A row whose op throws is reported and makes the exit status 1.
 // Usage: moh_bench_cuda [--reps N (20)] [--device N (0)] [--json]
 #include <cublas_v2.h>
@@ -26,6 +32,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/autoencoder_layers.h"
 #include "core/backend_flags.h"
 #include "core/cuda/runtime.h"
 #include "core/factory.h"
@@ -283,6 +290,91 @@ std::vector<MemoryRow> run_memory_bound(int device, int reps, double copy_gbs) {
   return rows;
 }
 
+// ---------------------------------------------------------------- convolutions
+
+// The CPU benchmark's 32 images leave the small layers launch-bound on a GPU; 128 is the group_norm
+// rows' batch.
+constexpr int64_t kConvBatch = 128;
+
+struct ConvDtype {
+  const char* name;  // as the GEMM modes name it, so the peak of the dtype is peak[name]
+  DType dtype;
+};
+
+const ConvDtype kConvDtypes[] = {{"fp32", DType::Float32}, {"bf16", DType::BFloat16}};
+
+struct ConvDirection {
+  const char* name;
+  bool forward;       // conv2d; otherwise conv2d_backward asked for `grads`
+  Conv2dGrads grads;
+};
+
+const ConvDirection kConvDirections[] = {
+    {"forward", true, {}},
+    {"backward data", false, {.input = true, .weight = false, .bias = false}},
+    {"backward weight", false, {.input = false, .weight = true, .bias = false}},
+};
+
+struct ConvRow {
+  std::string layer, direction, dtype, error;
+  double ms = 0, tflops = 0, pct_peak = 0;
+};
+
+std::vector<ConvRow> run_convs(int device, int reps, const std::map<std::string, double>& peak) {
+  const Device dev = Device::cuda(device);
+  std::vector<ConvRow> rows;
+  Generator gen(3);
+  for (const ConvDtype& t : kConvDtypes) {
+    for (const bench::AutoencoderLayer& s : bench::kAutoencoderLayers) {
+      if (!s.is_conv()) continue;
+      const Conv2dParams p = s.conv_params();
+      const double tflop = s.conv_flop(kConvBatch) / 1e12;
+      for (const ConvDirection& d : kConvDirections) {
+        ConvRow row;
+        row.layer = s.name;
+        row.direction = d.name;
+        row.dtype = t.name;
+        try {
+          const Tensor x = normal({kConvBatch, s.c, s.h, s.w}, 0, 1, gen, t.dtype, dev);
+          const Tensor w = normal({s.o, s.c, s.k, s.k}, 0, 1, gen, t.dtype, dev);
+          const Tensor b = normal({s.o}, 0, 1, gen, t.dtype, dev);
+          const Tensor g = normal(conv2d(x, w, b, p).shape(), 0, 1, gen, t.dtype, dev);
+          row.ms = median_ms(device, reps, [&] {
+            if (d.forward)
+              conv2d(x, w, b, p);
+            else
+              conv2d_backward(g, x, w, p, d.grads);
+          });
+          row.tflops = tflop / (row.ms * 1e-3);
+          const auto it = peak.find(t.name);
+          if (it != peak.end() && it->second > 0) row.pct_peak = 100 * row.tflops / it->second;
+        } catch (const Error& e) {
+          row.error = e.what();
+        }
+        rows.push_back(row);
+      }
+    }
+  }
+  return rows;
+}
+
+// The median of each dtype's % of peak, in the order of `dtypes` (kGemmModes or kConvDtypes), as
+// " fp32 71% bf16 80%" for the summary line, also stored in summary[key][name]; dtypes without rows
+// are left out.
+template <class Dtypes>
+std::string median_pct_of_peak(const std::map<std::string, std::vector<double>>& pct, const Dtypes& dtypes,
+                               const char* key, nlohmann::json& summary) {
+  std::string out;
+  for (const auto& dtype : dtypes) {
+    const auto it = pct.find(dtype.name);
+    if (it == pct.end() || it->second.empty()) continue;
+    const double m = median(it->second);
+    summary[key][dtype.name] = m;
+    out += str_cat(" ", dtype.name, " ", int(m + 0.5), "%");
+  }
+  return out;
+}
+
 }  // namespace
 }  // namespace moh
 
@@ -305,6 +397,7 @@ int main(int argc, char** argv) {
     std::map<std::string, double> peak;
     const std::vector<GemmRow> gemms = run_gemms(args.device, args.reps, peak);
     const std::vector<MemoryRow> mems = run_memory_bound(args.device, args.reps, copy_gbs);
+    const std::vector<ConvRow> convs = run_convs(args.device, args.reps, peak);
     std::printf("measured ceilings: device copy %.0f GB/s (1 GiB cudaMemcpy, read + write); cuBLAS peak fp32 %.1f, "
                 "tf32 %.1f, bf16 %.1f TFLOP/s\n",
                 copy_gbs, peak["fp32"], peak["tf32"], peak["bf16"]);
@@ -342,15 +435,27 @@ int main(int argc, char** argv) {
       std::printf("%-24s %-14s %-9s %10.3f %9.0f %9.1f%%\n", r.op.c_str(), r.shape.c_str(), r.dtype.c_str(), r.ms,
                   r.gbs, r.pct_copy);
     }
+    std::map<std::string, std::vector<double>> conv_pct;  // dtype -> % of peak of each row
+    std::printf("\nconv2d: moh::conv2d / conv2d_backward on CUDA tensors (cuDNN), the autoencoder's layers at batch "
+                "%lld; TFLOP/s of 2 * the forward's multiply-adds; %% of peak as for GEMM\n",
+                (long long)kConvBatch);
+    std::printf("%-28s %-15s %-5s %10s %9s %10s\n", "layer", "direction", "dtype", "median ms", "TFLOP/s",
+                "% of peak");
+    for (const ConvRow& r : convs) {
+      if (!r.error.empty()) {
+        ++failures;
+        std::printf("%-28s %-15s %-5s FAILED: %s\n", r.layer.c_str(), r.direction.c_str(), r.dtype.c_str(),
+                    r.error.c_str());
+        continue;
+      }
+      conv_pct[r.dtype].push_back(r.pct_peak);
+      std::printf("%-28s %-15s %-5s %10.3f %9.2f %9.1f%%\n", r.layer.c_str(), r.direction.c_str(), r.dtype.c_str(),
+                  r.ms, r.tflops, r.pct_peak);
+    }
 
     nlohmann::json summary;
-    std::string line = "summary: GEMM median % of cuBLAS peak";
-    for (const GemmMode& mode : kGemmModes) {
-      if (gemm_pct[mode.name].empty()) continue;
-      const double m = median(gemm_pct[mode.name]);
-      summary["gemm_median_pct_peak"][mode.name] = m;
-      line += str_cat(" ", mode.name, " ", int(m + 0.5), "%");
-    }
+    std::string line = "summary: GEMM median % of cuBLAS peak" +
+                       median_pct_of_peak(gemm_pct, kGemmModes, "gemm_median_pct_peak", summary);
     if (lowest) {
       const double m = median(mem_pct);
       summary["memory_median_pct_copy"] = m;
@@ -358,6 +463,8 @@ int main(int argc, char** argv) {
       line += str_cat("; memory-bound median ", int(m + 0.5), "% of copy (lowest ", lowest->op, " ", lowest->dtype, " ",
                       int(lowest->pct_copy + 0.5), "%)");
     }
+    line += "; conv2d median % of cuBLAS peak" +
+            median_pct_of_peak(conv_pct, kConvDtypes, "conv_median_pct_peak", summary);
     if (failures) line += str_cat("; ", failures, " rows FAILED");
     std::printf("\n%s\n", line.c_str());
 
@@ -374,6 +481,11 @@ int main(int argc, char** argv) {
       for (const MemoryRow& r : mems)
         js["memory_bound"].push_back({{"op", r.op}, {"shape", r.shape}, {"dtype", r.dtype}, {"ms", r.ms},
                                       {"gbs", r.gbs}, {"pct_copy", r.pct_copy}, {"error", r.error}});
+      js["conv_batch"] = kConvBatch;
+      js["conv"] = nlohmann::json::array();
+      for (const ConvRow& r : convs)
+        js["conv"].push_back({{"layer", r.layer}, {"direction", r.direction}, {"dtype", r.dtype}, {"ms", r.ms},
+                              {"tflops", r.tflops}, {"pct_peak", r.pct_peak}, {"error", r.error}});
       js["summary"] = summary;
       js["failures"] = failures;
       std::printf("%s\n", js.dump().c_str());

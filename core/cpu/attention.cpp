@@ -9,7 +9,7 @@
 // unit walks its query heads in ascending order, so the dK/dV of a shared head are summed by one
 // thread in a fixed order (the same bits for any thread count). Dense and packed queries differ
 // only in how a group's rows and positions are found, captured by the group table built below.
-#include "core/cpu/attention.h"
+#include "core/kernels/attention.h"
 
 #include <algorithm>
 #include <cmath>
@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "core/cpu/blas.h"
-#include "core/cpu/fill.h"
 #include "core/dispatch.h"
+#include "core/kernels/fill.h"
 #include "core/math/fast_exp.h"
 
 namespace moh::cpu {

@@ -5,9 +5,9 @@
 #include <cmath>
 #include <type_traits>
 
-#include "core/cpu/elementwise.h"
 #include "core/cpu/elementwise_loop.h"
 #include "core/dispatch.h"
+#include "core/kernels/elementwise.h"
 #include "core/math/activations.h"
 
 namespace moh::cpu {
@@ -56,27 +56,6 @@ void run_binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b
 }
 
 }  // namespace
-
-const char* op_name(BinaryOp op) {
-  switch (op) {
-    case BinaryOp::Add: return "add";
-    case BinaryOp::Sub: return "sub";
-    case BinaryOp::Mul: return "mul";
-    case BinaryOp::Div: return "div";
-    case BinaryOp::Pow: return "pow";
-    case BinaryOp::Maximum: return "maximum";
-    case BinaryOp::Minimum: return "minimum";
-    case BinaryOp::GeluErfBackward:
-    case BinaryOp::GeluTanhBackward: return "gelu_backward";
-    case BinaryOp::SiluBackward: return "silu_backward";
-  }
-  return "binary op";
-}
-
-bool is_float_only(BinaryOp op) {
-  return op == BinaryOp::Pow || op == BinaryOp::GeluErfBackward || op == BinaryOp::GeluTanhBackward ||
-         op == BinaryOp::SiluBackward;
-}
 
 void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) {
   if (is_float_only(op))

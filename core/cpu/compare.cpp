@@ -1,7 +1,7 @@
 // CPU comparison kernels (numeric inputs, bool output) and where(cond, a, b) for any dtype.
-#include "core/cpu/elementwise.h"
 #include "core/cpu/elementwise_loop.h"
 #include "core/dispatch.h"
+#include "core/kernels/elementwise.h"
 
 namespace moh::cpu {
 namespace {
@@ -20,18 +20,6 @@ void run_compare(CompareOp op, const Tensor& out, const Tensor& a, const Tensor&
 }
 
 }  // namespace
-
-const char* op_name(CompareOp op) {
-  switch (op) {
-    case CompareOp::Eq: return "eq";
-    case CompareOp::Ne: return "ne";
-    case CompareOp::Lt: return "lt";
-    case CompareOp::Le: return "le";
-    case CompareOp::Gt: return "gt";
-    case CompareOp::Ge: return "ge";
-  }
-  return "compare";
-}
 
 void compare(CompareOp op, const Tensor& out, const Tensor& a, const Tensor& b) {
   dispatch_numeric(a.dtype(), op_name(op), [&]<class T>() { run_compare<T>(op, out, a, b); });

@@ -1,4 +1,4 @@
-// CPU conv2d / conv2d_backward (core/cpu/conv.h): picks the implementation per call.
+// CPU conv2d / conv2d_backward (core/kernels/conv.h): picks the implementation per call.
 //  - float32: oneDNN (core/cpu/conv_onednn.cpp) for the forward, the input gradient and the weight
 //    gradient; im2col + GEMM (core/cpu/conv_im2col.cpp) for a problem oneDNN does not implement, for an
 //    empty batch, and for a bias gradient asked for without the weight gradient.
@@ -6,7 +6,7 @@
 // Determinism: every path gives the same bits run to run at a given thread count. oneDNN's forward
 // and input gradient are also the same for any thread count; its weight and bias gradients split the
 // batch sum over threads and change in the last bits with the thread count (docs/conv.md).
-#include "core/cpu/conv.h"
+#include "core/kernels/conv.h"
 
 #include "core/cpu/conv_im2col.h"
 #include "core/cpu/conv_onednn.h"

@@ -13,7 +13,7 @@
 
 namespace moh::cpu {
 
-// The contracts of conv2d_forward / conv2d_backward (core/cpu/conv.h).
+// The contracts of conv2d_forward / conv2d_backward (core/kernels/conv.h).
 void im2col_conv2d_forward(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dParams& params,
                            const Tensor& out);
 void im2col_conv2d_backward(const Tensor& grad_out, const Tensor& x, const Tensor& weight,

@@ -1,5 +1,5 @@
 // Strided, converting copy on the CPU over the shared strided-loop engine.
-#include "core/cpu/copy.h"
+#include "core/kernels/copy.h"
 
 #include <cstring>
 

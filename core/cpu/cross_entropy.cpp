@@ -2,7 +2,7 @@
 // (max, sum exp) states in double, and per-row losses are reduced in row order in double, so the
 // result does not depend on the thread count. Ignored rows give loss 0 and gradient 0 and are
 // left out of the Mean denominator (all rows ignored: Mean is 0/0 = NaN, as in PyTorch).
-#include "core/cpu/cross_entropy.h"
+#include "core/kernels/cross_entropy.h"
 
 #include <algorithm>
 #include <vector>
@@ -10,6 +10,7 @@
 #include "core/cpu/lane_reduce.h"
 #include "core/cpu/strided_loop.h"
 #include "core/dispatch.h"
+#include "core/math/cross_entropy_target.h"
 #include "core/math/softmax_math.h"
 
 namespace moh::cpu {
@@ -53,11 +54,6 @@ RowSums row_sums(const T* x, int64_t c) {
 bool parallel_rows(int64_t n, int64_t c) { return n > 1 && n * c >= 2 * kParallelGrain; }
 
 }  // namespace
-
-void fail_target_out_of_range(const char* op, int64_t row, int64_t value, int64_t classes, int64_t ignore_index) {
-  MOH_FAIL(op, ": target[", row, "] = ", value, " is out of range for ", classes, " classes (expected 0 <= target < ",
-           classes, " or target == ignore_index ", ignore_index, ")");
-}
 
 void cross_entropy(const Tensor& logits, const Tensor& target, double label_smoothing, int64_t ignore_index,
                    Reduction reduction, const Tensor& loss, const Tensor& lse) {

@@ -1,6 +1,6 @@
 // Dropout on the CPU: one Philox block serves four consecutive elements (word i % 4 of counter
 // offset + i / 4, exactly philox_word), so the mask does not depend on the thread count.
-#include "core/cpu/dropout.h"
+#include "core/kernels/dropout.h"
 
 #include <algorithm>
 

@@ -1,6 +1,6 @@
 // Embedding row copies and the grouped, race-free gradient accumulation (float32 rows are summed
 // in double, then rounded once).
-#include "core/cpu/embedding.h"
+#include "core/kernels/embedding.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,5 +1,5 @@
 // Constant fill over the strided-loop engine.
-#include "core/cpu/fill.h"
+#include "core/kernels/fill.h"
 
 #include "core/cpu/strided_loop.h"
 #include "core/dispatch.h"

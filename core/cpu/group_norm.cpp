@@ -1,10 +1,10 @@
-// CPU group_norm (core/cpu/group_norm.h). Statistics in double, one pass per row: the sums of
+// CPU group_norm (core/kernels/group_norm.h). Statistics in double, one pass per row: the sums of
 // x - K and (x - K)^2 with K the row's first value (a shift that keeps a large common offset from
 // cancelling). The output pass applies per channel y = x * scale + shift. The backward's first pass
 // sums, per (sample, channel) plane, g and g * (x - mean); they give each row's two dot products and,
 // summed over samples in order, grad_weight and grad_bias; the second pass writes grad_x. Rows and
 // planes run in parallel; every sum has one fixed order, so no result depends on the thread count.
-#include "core/cpu/group_norm.h"
+#include "core/kernels/group_norm.h"
 
 #include <algorithm>
 #include <cmath>

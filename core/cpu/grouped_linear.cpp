@@ -4,15 +4,15 @@
 // grad_x, scatter_linear's output) are first written per packed row, then added into place by a
 // column-parallel pass over the rows in packed order, so no two threads touch one element and the
 // sum order is fixed.
-#include "core/cpu/grouped_linear.h"
+#include "core/kernels/grouped_linear.h"
 
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
 #include "core/cpu/blas.h"
-#include "core/cpu/fill.h"
 #include "core/dispatch.h"
+#include "core/kernels/fill.h"
 
 namespace moh::cpu {
 namespace {

@@ -2,7 +2,7 @@
 // gather and scatter share one walk over the index positions (the indexed dim collapsed, so the
 // strided-loop engine parallelises over the other dims): each position owns one line of the
 // output, which keeps scatter race-free and its duplicate order fixed.
-#include "core/cpu/indexing.h"
+#include "core/kernels/indexing.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,9 +10,9 @@
 #include <numeric>
 #include <vector>
 
-#include "core/cpu/fill.h"
 #include "core/cpu/strided_loop.h"
 #include "core/dispatch.h"
+#include "core/kernels/fill.h"
 
 namespace moh::cpu {
 namespace {

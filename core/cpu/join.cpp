@@ -1,8 +1,8 @@
 // cat on the CPU: one strided copy per input into out.narrow(dim, offset, size) (the copy engine
 // merges contiguous runs into memcpy and parallelises large copies).
-#include "core/cpu/join.h"
+#include "core/kernels/join.h"
 
-#include "core/cpu/copy.h"
+#include "core/kernels/copy.h"
 
 namespace moh::cpu {
 

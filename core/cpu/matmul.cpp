@@ -4,7 +4,7 @@
 // batch matrices: in parallel across batches when each GEMM is small (OpenBLAS runs one thread
 // inside an OpenMP region), serially with BLAS's own threads when each GEMM is large. A small GEMM
 // that is not batched runs on the calling thread (SerialBlas).
-#include "core/cpu/matmul.h"
+#include "core/kernels/matmul.h"
 
 #include <omp.h>
 
@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "core/cpu/blas.h"
-#include "core/cpu/fill.h"
 #include "core/dispatch.h"
+#include "core/kernels/fill.h"
 #include "core/matmul_layout.h"
 
 namespace moh::cpu {

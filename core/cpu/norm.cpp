@@ -2,7 +2,7 @@
 // double; rows run in parallel. grad_weight / grad_bias are column sums over rows: rows are cut
 // into at most kMaxBlocks fixed blocks whose double partial sums are added in block order, which
 // keeps them deterministic for any thread count.
-#include "core/cpu/norm.h"
+#include "core/kernels/norm.h"
 
 #include <algorithm>
 #include <cmath>

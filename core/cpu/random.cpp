@@ -1,7 +1,7 @@
 // Philox-backed random fills on the CPU; element i is computed independently (the rules in
 // core/math/random_math.h, shared with CUDA), so the loop is parallel and the result does not
 // depend on the thread count.
-#include "core/cpu/random.h"
+#include "core/kernels/random.h"
 
 #include "core/dispatch.h"
 #include "core/math/convert.h"

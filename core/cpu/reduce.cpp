@@ -7,7 +7,7 @@
 //     and a task reads whole rows of a typical [rows, features] matrix.
 // When there are few output tasks the reduced range is also split into chunks whose partial
 // results are merged in a fixed order, so results never depend on the thread count.
-#include "core/cpu/reduce.h"
+#include "core/kernels/reduce.h"
 
 #include <algorithm>
 #include <array>
@@ -320,16 +320,6 @@ void reduce_impl(const P& p, const Tensor& out, const Tensor& x, const std::vect
 }
 
 }  // namespace
-
-const char* op_name(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::Sum: return "sum";
-    case ReduceOp::Mean: return "mean";
-    case ReduceOp::Amax: return "amax";
-    case ReduceOp::Amin: return "amin";
-  }
-  return "reduce";
-}
 
 void reduce(ReduceOp op, const Tensor& out, const Tensor& x, const std::vector<bool>& reduced) {
   const char* name = op_name(op);

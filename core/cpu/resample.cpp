@@ -1,9 +1,9 @@
-// CPU resampling kernels (core/cpu/resample.h). The N * C image planes run in parallel on the
+// CPU resampling kernels (core/kernels/resample.h). The N * C image planes run in parallel on the
 // OpenMP pool, a plane on one thread, so no two threads touch one element. Every sum adds its
 // terms in ascending (row, column) order in double and is rounded once (the CUDA kernels' order):
 // the forward pooling and the upsampling backward walk their input row by row into a row of
 // double accumulators; the pooling backward gathers, per input element, the windows covering it.
-#include "core/cpu/resample.h"
+#include "core/kernels/resample.h"
 
 #include <algorithm>
 #include <vector>

@@ -4,7 +4,7 @@
 // per-thread scratch buffer, processed there and scattered back, so memory is always read in
 // contiguous runs. Lines run in parallel over the OpenMP pool; each line reduces in double
 // (lane_reduce.h), and float32 exps use the vectorised softmax_exp (core/math/softmax_math.h).
-#include "core/cpu/softmax.h"
+#include "core/kernels/softmax.h"
 
 #include <algorithm>
 #include <array>

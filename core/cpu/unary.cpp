@@ -5,9 +5,9 @@
 #include <limits>
 #include <type_traits>
 
-#include "core/cpu/elementwise.h"
 #include "core/cpu/elementwise_loop.h"
 #include "core/dispatch.h"
+#include "core/kernels/elementwise.h"
 #include "core/math/activations.h"
 
 namespace moh::cpu {
@@ -40,29 +40,6 @@ void run_unary(UnaryOp op, const Tensor& out, const Tensor& x) {
 }
 
 }  // namespace
-
-const char* op_name(UnaryOp op) {
-  switch (op) {
-    case UnaryOp::Neg: return "neg";
-    case UnaryOp::Abs: return "abs";
-    case UnaryOp::Exp: return "exp";
-    case UnaryOp::Log: return "log";
-    case UnaryOp::Sqrt: return "sqrt";
-    case UnaryOp::Rsqrt: return "rsqrt";
-    case UnaryOp::Tanh: return "tanh";
-    case UnaryOp::Sigmoid: return "sigmoid";
-    case UnaryOp::Relu: return "relu";
-    case UnaryOp::GeluErf:
-    case UnaryOp::GeluTanh: return "gelu";
-    case UnaryOp::Silu: return "silu";
-    case UnaryOp::LogicalNot: return "logical_not";
-  }
-  return "unary op";
-}
-
-bool is_float_only(UnaryOp op) {
-  return op != UnaryOp::Neg && op != UnaryOp::Abs && op != UnaryOp::LogicalNot;
-}
 
 void unary(UnaryOp op, const Tensor& out, const Tensor& x) {
   if (op == UnaryOp::LogicalNot) {

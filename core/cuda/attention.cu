@@ -4,7 +4,7 @@
 // (softmax_exp, so float32 uses the same exp as the CPU) and accumulates P @ V in registers, in
 // float (double for float64). Rows that see no key (causal, Tk < Tq) get out = 0 and lse = -inf,
 // as on the CPU. Layout and reproducibility notes: core/cuda/attention_common.cuh.
-#include "core/cuda/attention.h"
+#include "core/kernels/attention.h"
 #include "core/cuda/attention_common.cuh"
 
 namespace moh::cuda {

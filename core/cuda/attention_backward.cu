@@ -7,8 +7,8 @@
 // accumulating dV = P^T dO and dK = scale dS^T Q in registers: the group's sum has one writer.
 // dS = P * (dO V^T - delta). Keys no query sees get zero gradients, as on the CPU (which
 // zero-fills first). Layout: core/cuda/attention_common.cuh.
-#include "core/cuda/attention.h"
 #include "core/cuda/attention_common.cuh"
+#include "core/kernels/attention.h"
 
 namespace moh::cuda {
 namespace {

@@ -7,8 +7,8 @@
 #include <cmath>
 #include <type_traits>
 
-#include "core/cuda/elementwise.h"
 #include "core/cuda/elementwise_launch.cuh"
+#include "core/kernels/elementwise.h"
 #include "core/math/activations.h"
 
 namespace moh::cuda {
@@ -79,7 +79,7 @@ void run_binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b
 }  // namespace
 
 void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) {
-  if (cpu::is_float_only(op))
+  if (is_float_only(op))
     dispatch_math_float(out.dtype(), op_name(op), [&]<class T>() { run_binary<T>(op, out, a, b); });
   else
     dispatch_math_numeric(out.dtype(), op_name(op), [&]<class T>() { run_binary<T>(op, out, a, b); });

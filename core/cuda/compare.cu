@@ -1,7 +1,7 @@
 // CUDA comparison kernels (numeric inputs, bool output) and where(cond, a, b) for any dtype, the
 // twin of core/cpu/compare.cpp over map_elements. 16-bit floats compare as floats.
-#include "core/cuda/elementwise.h"
 #include "core/cuda/elementwise_launch.cuh"
+#include "core/kernels/elementwise.h"
 
 namespace moh::cuda {
 namespace {

@@ -1,4 +1,4 @@
-// conv2d on CUDA through cuDNN's convolution API (core/cuda/conv.h).
+// conv2d on CUDA through cuDNN's convolution API (core/kernels/conv.h).
 // Invariants: one cuDNN handle per device (created on first use, bound to the device's compute
 // stream, kept for the process); descriptors are built per call (RAII); the algorithm for each
 // problem (direction, dtype, shapes, parameters, math mode, determinism) is chosen once from
@@ -6,7 +6,7 @@
 // mode, is deterministic) and cached. Workspaces come from the caching allocator, so they are
 // ordered on the compute stream like every other tensor. float32 uses TF32 tensor cores only when
 // moh::allow_tf32(); bfloat16/float16 accumulate in float32; float64 computes in float64.
-#include "core/cuda/conv.h"
+#include "core/kernels/conv.h"
 
 #include <cudnn.h>
 

@@ -2,7 +2,7 @@
 // convert<To>(from) (core/math/convert.h, shared with the CPU, so both give the same bits). A copy
 // between two contiguous tensors of one dtype is a device-to-device cudaMemcpyAsync; everything
 // else runs map_elements. Both tensors are on one device (Tensor::copy_ moves src there first).
-#include "core/cuda/copy.h"
+#include "core/kernels/copy.h"
 
 #include <type_traits>
 

@@ -1,17 +1,19 @@
-// CUDA fused cross entropy (core/cuda/cross_entropy.h, mirroring core/cpu/cross_entropy.cpp).
+// CUDA fused cross entropy (core/kernels/cross_entropy.h, mirroring core/cpu/cross_entropy.cpp).
 // logits [N, C], target [N], lse [N] and grad_logits [N, C] are contiguous. Targets are validated
 // first by a kernel that finds the first out-of-range row and counts the non-ignored ones; the
-// host reads those two numbers back (the one synchronisation) and raises the CPU's error. Forward:
-// a warp (C up to kWarpRowMax) or the block per row folds the online (max, sum exp) state and the
-// logit sum in acc_t<T> and writes lse (in acc_t<T>: float32 for the 16-bit types, so the backward
-// reads the forward's value) and the row loss; Mean/Sum then add the row losses in
-// double, in row order, in one block. Backward: one pass over the logits per row,
-// grad = cross_entropy_grad(exp(x - lse), ...); the probabilities are never stored. Ignored rows
-// give loss 0 and gradient 0 and are left out of the Mean denominator (all ignored: NaN).
-#include "core/cpu/cross_entropy.h"
+// host reads those two numbers back (the one synchronisation) and raises the CPU's error
+// (core/math/cross_entropy_target.h). Forward: a warp (C up to kWarpRowMax) or the block per row
+// folds the online (max, sum exp) state and the logit sum in acc_t<T> and writes lse (in acc_t<T>:
+// float32 for the 16-bit types, so the backward reads the forward's value) and the row loss;
+// Mean/Sum then add the row losses in double, in row order, in one block. Backward: one pass over
+// the logits per row, grad = cross_entropy_grad(exp(x - lse), ...); the probabilities are never
+// stored. Ignored rows give loss 0 and gradient 0 and are left out of the Mean denominator (all
+// ignored: NaN).
+#include "core/kernels/cross_entropy.h"
+
 #include "core/cuda/block_reduce.cuh"
-#include "core/cuda/cross_entropy.h"
 #include "core/cuda/dispatch.cuh"
+#include "core/math/cross_entropy_target.h"
 #include "core/math/softmax_math.h"
 
 namespace moh::cuda {
@@ -37,7 +39,7 @@ __global__ void check_targets_kernel(const int64_t* target, int64_t n, int64_t c
   }
 }
 
-// Raises the CPU backend's error for the first out-of-range target; returns the non-ignored count.
+// Raises the backends' shared error for the first out-of-range target; returns the non-ignored count.
 int64_t check_targets(const char* op, const Tensor& target, int64_t classes, int64_t ignore_index,
                       cudaStream_t stream) {
   const int64_t n = target.numel();
@@ -55,7 +57,7 @@ int64_t check_targets(const char* op, const Tensor& target, int64_t classes, int
     const int64_t row = n - int64_t(host[0]);
     int64_t value = 0;
     copy_device_to_host(&value, target.data<int64_t>() + row, sizeof(value), device);
-    cpu::fail_target_out_of_range(op, row, value, classes, ignore_index);
+    fail_target_out_of_range(op, row, value, classes, ignore_index);
   }
   return int64_t(host[1]);
 }

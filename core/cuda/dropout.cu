@@ -2,7 +2,7 @@
 // block b (word i % 4 of counter offset + i / 4, exactly philox_word) and applies the rule of
 // core/math/dropout_math.h, so the mask is bit-identical to the CPU's for one seed and offset.
 // 16-bit floats multiply in float and round once.
-#include "core/cuda/dropout.h"
+#include "core/kernels/dropout.h"
 
 #include "core/cuda/elementwise_launch.cuh"
 #include "core/math/dropout_math.h"

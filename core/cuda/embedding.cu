@@ -2,7 +2,7 @@
 // row (a stable radix sort, index_groups.h) and gives each grad_weight element to one thread, which
 // sums its row's grad_out entries in ascending position order: in double for float32/float64 (the
 // CPU's order and precision, so the result is the CPU's bit for bit), in float for 16-bit floats.
-#include "core/cuda/embedding.h"
+#include "core/kernels/embedding.h"
 
 #include <type_traits>
 

@@ -1,7 +1,7 @@
 // Constant fill on CUDA, the twin of core/cpu/fill.cpp: the value is stored as from_double<T>
 // (core/math/convert.h, shared with the CPU) through map_elements with no inputs, so strided
 // views (a transposed or sliced self) are filled in place.
-#include "core/cuda/fill.h"
+#include "core/kernels/fill.h"
 
 #include "core/cuda/elementwise_launch.cuh"
 #include "core/math/convert.h"

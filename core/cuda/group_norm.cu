@@ -1,4 +1,4 @@
-// CUDA group_norm forward and backward (core/cuda/group_norm.h, mirroring core/cpu/group_norm.cpp).
+// CUDA group_norm forward and backward (core/kernels/group_norm.h, mirroring core/cpu/group_norm.cpp).
 // A row (one sample's group, C / groups * S values) is handled by a warp (up to kWarpRowMax values)
 // or by the whole block. Statistics in acc_t<T> from one pass of shifted sums (x - K and (x - K)^2,
 // K the row's first value), as on the CPU. Backward: per (sample, channel) plane the sums of g and
@@ -10,7 +10,7 @@
 
 #include "core/cuda/block_reduce.cuh"
 #include "core/cuda/dispatch.cuh"
-#include "core/cuda/group_norm.h"
+#include "core/kernels/group_norm.h"
 
 namespace moh::cuda {
 namespace {

@@ -1,4 +1,4 @@
-// Grouped row projections on CUDA (contract: core/cpu/grouped_linear.h). The G + 1 group offsets
+// Grouped row projections on CUDA (contract: core/kernels/grouped_linear.h). The G + 1 group offsets
 // are read back to the host (one small synchronising copy), rows that are picked through index are
 // gathered into a packed [R, D] buffer by one kernel, and every non-empty group runs one cuBLASLt
 // GEMM on its slice of that buffer. Results that land in rows shared between groups (gather_linear's
@@ -13,9 +13,9 @@
 
 #include "core/cuda/blas_lt.h"
 #include "core/cuda/dispatch.cuh"
-#include "core/cuda/grouped_linear.h"
 #include "core/cuda/index_groups.h"
 #include "core/cuda/launch.cuh"
+#include "core/kernels/grouped_linear.h"
 
 namespace moh::cuda {
 namespace {

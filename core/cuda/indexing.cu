@@ -6,7 +6,7 @@
 // each output element is owned by one thread that applies its positions in ascending order. Both
 // paths perform the CPU's operations in the CPU's order, so results match it bit for bit.
 // topk gives each row to one warp, which selects the k entries one by one in rank order.
-#include "core/cuda/indexing.h"
+#include "core/kernels/indexing.h"
 
 #include <type_traits>
 

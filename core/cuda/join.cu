@@ -1,8 +1,8 @@
-// cat on CUDA, as on the CPU: one strided copy (core/cuda/copy.h, a single kernel launch on the
+// cat on CUDA, as on the CPU: one strided copy (core/kernels/copy.h, a single kernel launch on the
 // compute stream) per non-empty input into out.narrow(dim, offset, size).
-#include "core/cuda/join.h"
+#include "core/kernels/join.h"
 
-#include "core/cuda/copy.h"
+#include "core/kernels/copy.h"
 
 namespace moh::cuda {
 

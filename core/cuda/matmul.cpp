@@ -5,7 +5,7 @@
 // the whole operand materialised when the batch strides are irregular). A product whose b is shared
 // by every batch and whose a batches stack into one tall matrix runs as a single [batch * M, K] GEMM.
 // GEMM autocast: float32 products read bfloat16/float16 copies of a and b, accumulating in float32.
-#include "core/cuda/matmul.h"
+#include "core/kernels/matmul.h"
 
 #include <cstdint>
 #include <optional>

@@ -1,4 +1,4 @@
-// CUDA layer_norm / rms_norm forward and backward (core/cuda/norm.h, mirroring core/cpu/norm.cpp).
+// CUDA layer_norm / rms_norm forward and backward (core/kernels/norm.h, mirroring core/cpu/norm.cpp).
 // x, out, grad_out, grad_x are contiguous [rows, D]; a row is handled by a warp (D up to
 // kWarpRowMax) or by the whole block. Row statistics are two-pass (mean, then the mean squared
 // deviation) in acc_t<T> (float, double for float64), like the CPU's, and are saved in acc_t<T>
@@ -13,7 +13,7 @@
 
 #include "core/cuda/block_reduce.cuh"
 #include "core/cuda/dispatch.cuh"
-#include "core/cuda/norm.h"
+#include "core/kernels/norm.h"
 
 namespace moh::cuda {
 namespace {

@@ -2,7 +2,7 @@
 // i is uniform_value / normal_value / bernoulli_value(seed, offset, i) (core/math/random_math.h,
 // shared with the CPU) stored by from_double<T>, so a seed and offset give bit-identical tensors on
 // both devices.
-#include "core/cuda/random.h"
+#include "core/kernels/random.h"
 
 #include "core/cuda/elementwise_launch.cuh"
 #include "core/math/convert.h"

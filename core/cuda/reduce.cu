@@ -1,4 +1,4 @@
-// CUDA reduction engine (core/cuda/reduce.h, mirroring core/cpu/reduce.cpp). x is split into kept
+// CUDA reduction engine (core/kernels/reduce.h, mirroring core/cpu/reduce.cpp). x is split into kept
 // dims (one per output element m) and reduced dims (flat index r), both ordered by decreasing x
 // stride and addressed through StridedOffsets. A block of kBlockThreads threads holds tx_count
 // outputs by ty_count partners each; the partners fold strided runs of r and then combine with a
@@ -20,8 +20,8 @@
 
 #include "core/cuda/block_reduce.cuh"
 #include "core/cuda/dispatch.cuh"
-#include "core/cuda/reduce.h"
 #include "core/cuda/runtime.h"
+#include "core/kernels/reduce.h"
 
 namespace moh::cuda {
 namespace {
@@ -246,7 +246,7 @@ void dispatch_reduce(DType t, const char* op, bool floats_only, F&& f) {
 }  // namespace
 
 void reduce(ReduceOp op, const Tensor& out, const Tensor& x, const std::vector<bool>& reduced) {
-  const char* name = cpu::op_name(op);
+  const char* name = op_name(op);
   switch (op) {
     case ReduceOp::Sum:
       return dispatch_reduce(x.dtype(), name, false,

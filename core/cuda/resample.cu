@@ -1,8 +1,8 @@
-// CUDA resampling kernels (core/cuda/resample.h, mirroring core/cpu/resample.cpp): one thread per
+// CUDA resampling kernels (core/kernels/resample.h, mirroring core/cpu/resample.cpp): one thread per
 // element of the tensor being written (the output forward, grad_x backward), so every element is
 // one thread's sum in a fixed (row, column) order: deterministic, no atomics. Tensors are
 // contiguous NCHW; `plane` is n * C + c.
-#include "core/cuda/resample.h"
+#include "core/kernels/resample.h"
 
 #include <type_traits>
 

@@ -1,4 +1,4 @@
-// CUDA softmax / log_softmax and their backward (core/cuda/softmax.h, mirroring core/cpu/softmax.cpp).
+// CUDA softmax / log_softmax and their backward (core/kernels/softmax.h, mirroring core/cpu/softmax.cpp).
 // Tensors are contiguous, viewed as [outer, n, inner] with the lines along n. Each line is one
 // reduction (forward: the online (max, sum exp) state of core/math/softmax_math.h; backward: the
 // dot product sum g*y, or sum g for log_softmax) followed by an elementwise write, through an op
@@ -15,7 +15,7 @@
 
 #include "core/cuda/block_reduce.cuh"
 #include "core/cuda/dispatch.cuh"
-#include "core/cuda/softmax.h"
+#include "core/kernels/softmax.h"
 #include "core/math/softmax_math.h"
 
 namespace moh::cuda {

@@ -5,8 +5,8 @@
 #include <limits>
 #include <type_traits>
 
-#include "core/cuda/elementwise.h"
 #include "core/cuda/elementwise_launch.cuh"
+#include "core/kernels/elementwise.h"
 #include "core/math/activations.h"
 
 namespace moh::cuda {
@@ -67,7 +67,7 @@ void unary(UnaryOp op, const Tensor& out, const Tensor& x) {
     MOH_CHECK(out.dtype() == DType::Bool, "logical_not: expected a bool tensor, got ",
               dtype_name(out.dtype()));
     map_elements<bool, bool>(out, {&x}, [] __device__(bool v) { return !v; });
-  } else if (cpu::is_float_only(op)) {
+  } else if (is_float_only(op)) {
     dispatch_math_float(out.dtype(), op_name(op), [&]<class T>() { run_unary<T>(op, out, x); });
   } else {
     dispatch_math_numeric(out.dtype(), op_name(op), [&]<class T>() { run_unary<T>(op, out, x); });

@@ -2,7 +2,7 @@
 // last-dim stride (copying only when it lacks one) and allocates outputs in the layouts documented
 // in core/ops.h ([B, T, H, *] memory, viewed as [B, H, T, *]; lse float32 for 16-bit operands).
 // k, v and their gradients keep the Hkv heads they came with (grouped-query attention).
-#include "core/cpu/attention.h"
+#include "core/kernels/attention.h"
 #include "core/dispatch.h"
 #include "core/ops.h"
 #include "core/ops/checks.h"

@@ -1,7 +1,7 @@
 // Front end of conv2d / conv2d_backward: validation of shapes, parameters, dtypes and devices,
 // contiguous operands and output allocation; the backends (core/cpu/conv, core/cuda/conv) receive
 // contiguous NCHW tensors and trust the geometry.
-#include "core/cpu/conv.h"
+#include "core/kernels/conv.h"
 #include "core/dispatch.h"
 #include "core/ops.h"
 #include "core/ops/checks.h"

@@ -1,6 +1,6 @@
 // cross_entropy and its backward: shape/dtype/device checks and allocation; the fused CPU kernel
 // validates target values (it reads them anyway). loss is 0-d for Mean/Sum and [N] for None.
-#include "core/cpu/cross_entropy.h"
+#include "core/kernels/cross_entropy.h"
 #include "core/dispatch.h"
 #include "core/ops.h"
 #include "core/ops/checks.h"

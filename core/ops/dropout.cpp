@@ -1,6 +1,6 @@
 // dropout: validates p, reserves the Philox counters (uniform_counters(numel), always) and runs the
 // backend kernel; the rule itself is documented in core/math/dropout_math.h.
-#include "core/cpu/dropout.h"
+#include "core/kernels/dropout.h"
 
 #include "core/dispatch.h"
 #include "core/ops.h"

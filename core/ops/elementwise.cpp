@@ -3,7 +3,7 @@
 // kernel dispatch. Scalars become 0-d tensors of the operand's dtype (integer dtypes need a finite,
 // in-range scalar; the value is truncated).
 // In-place ops write through `self`; an `other` that overlaps self differently is copied first.
-#include "core/cpu/elementwise.h"
+#include "core/kernels/elementwise.h"
 
 #include <cmath>
 
@@ -14,10 +14,6 @@
 
 namespace moh {
 namespace {
-
-using cpu::BinaryOp;
-using cpu::CompareOp;
-using cpu::UnaryOp;
 
 void check_defined(const char* op, const Tensor& t, const char* what) {
   MOH_CHECK(t.defined(), op, ": ", what, " is an undefined tensor");
@@ -78,9 +74,9 @@ Tensor operand_for_inplace(const char* op, const Tensor& self, const Tensor& oth
 }
 
 Tensor binary_op(BinaryOp op, const Tensor& a, const Tensor& b) {
-  const char* name = cpu::op_name(op);
+  const char* name = op_name(op);
   check_pair(name, a, b);
-  if (cpu::is_float_only(op))
+  if (is_float_only(op))
     check_float(name, a);
   else
     check_numeric(name, a);
@@ -91,11 +87,11 @@ Tensor binary_op(BinaryOp op, const Tensor& a, const Tensor& b) {
 }
 
 Tensor binary_scalar(BinaryOp op, const Tensor& a, double b) {
-  return binary_op(op, a, scalar_like(cpu::op_name(op), b, a));
+  return binary_op(op, a, scalar_like(op_name(op), b, a));
 }
 
 Tensor compare_op(CompareOp op, const Tensor& a, const Tensor& b) {
-  const char* name = cpu::op_name(op);
+  const char* name = op_name(op);
   check_pair(name, a, b);
   check_numeric(name, a);
   Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
@@ -105,15 +101,15 @@ Tensor compare_op(CompareOp op, const Tensor& a, const Tensor& b) {
 }
 
 Tensor compare_scalar(CompareOp op, const Tensor& a, double b) {
-  return compare_op(op, a, scalar_like(cpu::op_name(op), b, a));
+  return compare_op(op, a, scalar_like(op_name(op), b, a));
 }
 
 Tensor unary_op(UnaryOp op, const Tensor& x) {
-  const char* name = cpu::op_name(op);
+  const char* name = op_name(op);
   check_defined(name, x, "input");
   if (op == UnaryOp::LogicalNot)
     MOH_CHECK(x.dtype() == DType::Bool, name, ": expected a bool tensor, got ", describe(x));
-  else if (cpu::is_float_only(op))
+  else if (is_float_only(op))
     check_float(name, x);
   else
     check_numeric(name, x);
@@ -123,7 +119,7 @@ Tensor unary_op(UnaryOp op, const Tensor& x) {
 }
 
 Tensor activation_backward(BinaryOp op, const Tensor& grad_out, const Tensor& x) {
-  const char* name = cpu::op_name(op);
+  const char* name = op_name(op);
   check_pair(name, grad_out, x);
   MOH_CHECK(grad_out.shape() == x.shape(), name, ": grad_out ", describe(grad_out), " does not match x ",
             describe(x));

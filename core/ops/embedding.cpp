@@ -1,9 +1,9 @@
 // embedding and embedding_backward: shape/dtype checks, index range check (naming the first bad
 // position), then the backend lookup or grouped scatter-add.
-#include "core/cpu/embedding.h"
+#include "core/kernels/embedding.h"
 
-#include "core/cpu/indexing.h"
 #include "core/dispatch.h"
+#include "core/kernels/indexing.h"
 #include "core/ops.h"
 #include "core/ops/checks.h"
 

@@ -1,5 +1,5 @@
 // fill_ and zero_: write a constant into an existing tensor.
-#include "core/cpu/fill.h"
+#include "core/kernels/fill.h"
 #include "core/dispatch.h"
 #include "core/ops.h"
 

@@ -1,6 +1,6 @@
 // group_norm and its backward (core/ops.h): argument checks, contiguity and allocation. The saved
 // statistics are [N * groups] tensors of statistic_dtype(x) on x's device.
-#include "core/cpu/group_norm.h"
+#include "core/kernels/group_norm.h"
 #include "core/dispatch.h"
 #include "core/factory.h"
 #include "core/ops.h"

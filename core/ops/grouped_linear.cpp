@@ -1,9 +1,9 @@
 // Front end of gather_linear / scatter_linear: validation (shapes, dtypes, devices, group offsets,
 // index bounds) and output allocation; see core/ops.h for the contract. float32/float64 on both
 // backends, and bfloat16/float16 on CUDA.
-#include "core/cpu/grouped_linear.h"
-#include "core/cpu/indexing.h"
+#include "core/kernels/grouped_linear.h"
 #include "core/dispatch.h"
+#include "core/kernels/indexing.h"
 #include "core/ops.h"
 #include "core/ops/checks.h"
 

@@ -2,7 +2,7 @@
 // checks ranks, sizes and dtypes, range-checks every index, then runs the gather/scatter kernels
 // (index_select and index_add are a gather/scatter_add with the 1-D index expanded along `dim`).
 // 0-d operands of gather/scatter are treated as 1-element 1-D tensors.
-#include "core/cpu/indexing.h"
+#include "core/kernels/indexing.h"
 
 #include "core/dispatch.h"
 #include "core/ops.h"

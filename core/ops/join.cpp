@@ -1,6 +1,6 @@
 // Joining and splitting: cat and stack (copies), split and chunk (views that share x's storage).
 // cat skips 1-D empty tensors of shape [0] (like PyTorch), so they can seed an accumulation.
-#include "core/cpu/join.h"
+#include "core/kernels/join.h"
 
 #include "core/dispatch.h"
 #include "core/ops.h"

@@ -2,7 +2,7 @@
 // backend GEMM (which never copies row- or column-major matrices). addmm writes the bias into the
 // result and accumulates the product onto it, except on CUDA for a [N] bias, which rides in
 // cuBLASLt's bias epilogue.
-#include "core/cpu/matmul.h"
+#include "core/kernels/matmul.h"
 
 #include "core/dispatch.h"
 #include "core/ops.h"

@@ -1,6 +1,6 @@
 // layer_norm / rms_norm and their backward over the last dim: argument checks, contiguity and
 // allocation. Saved statistics are 1-D [rows] tensors (rows = numel / last dim) of the input dtype.
-#include "core/cpu/norm.h"
+#include "core/kernels/norm.h"
 #include "core/dispatch.h"
 #include "core/ops.h"
 #include "core/ops/checks.h"

@@ -2,7 +2,7 @@
 // The kernel always writes the keepdim form; without keepdim it is viewed to the squeezed shape.
 // variance is two-pass (mean, then the mean of squared deviations) for accuracy. sum_to_shape
 // returns x itself (no copy) when x already has the requested shape.
-#include "core/cpu/reduce.h"
+#include "core/kernels/reduce.h"
 
 #include "core/dispatch.h"
 #include "core/factory.h"
@@ -11,8 +11,6 @@
 
 namespace moh {
 namespace {
-
-using cpu::ReduceOp;
 
 struct ReducePlan {
   std::vector<bool> reduced;  // per dim of x

@@ -1,7 +1,7 @@
 // upsample_nearest2d / avg_pool2d and their backward (NCHW): argument checks, contiguity and
-// allocation, then the backend kernel (core/cpu/resample.h, core/cuda/resample.h). Kernels get
+// allocation, then the backend kernel (core/kernels/resample.h). Kernels get
 // contiguous inputs and a freshly allocated contiguous output of the input's dtype and device.
-#include "core/cpu/resample.h"
+#include "core/kernels/resample.h"
 #include "core/dispatch.h"
 #include "core/ops.h"
 #include "core/ops/checks.h"

@@ -2,7 +2,7 @@
 // A 0-d input is treated as a 1-element line (softmax 1, log_softmax 0), as in PyTorch.
 #include <algorithm>
 
-#include "core/cpu/softmax.h"
+#include "core/kernels/softmax.h"
 #include "core/dispatch.h"
 #include "core/ops.h"
 #include "core/ops/checks.h"

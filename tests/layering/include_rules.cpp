@@ -30,19 +30,14 @@ constexpr std::pair<const char*, const char*> kCrossEdges[] = {
     {"fuzz", "tests"},  // the JPEG/PNG fuzzers build their seeds with the suites' image writers
 };
 
-// Inside core: files under the first prefix include nothing under the second.
+// Inside core: files under the first prefix include nothing under the second. The backends share
+// only core/kernels (the kernel declarations) and core/math (per-element math, op kinds); neither of
+// those includes a backend, and core/math, the lower of the two, not core/kernels either.
 constexpr std::pair<const char*, const char*> kCoreForbidden[] = {
-    {"core/cpu/", "core/cuda/"},  {"core/cuda/", "core/cpu/"}, {"core/math/", "core/cpu/"},
-    {"core/math/", "core/cuda/"}, {"core/math/", "core/ops/"}, {"core/math/", "core/io/"},
-    {"core/math/", "core/dist/"},
-};
-
-// The (file, include) pairs that break a kCoreForbidden rule today; issue 19 moves what they share
-// into core/math, after which stale_exceptions() asks for each to be deleted.
-constexpr std::pair<const char*, const char*> kCoreExceptions[] = {
-    {"core/cuda/elementwise.h", "core/cpu/elementwise.h"},      // BinaryOp, UnaryOp, CompareOp
-    {"core/cuda/reduce.h", "core/cpu/reduce.h"},                // ReduceOp
-    {"core/cuda/cross_entropy.cu", "core/cpu/cross_entropy.h"},  // fail_target_out_of_range
+    {"core/cpu/", "core/cuda/"},     {"core/cuda/", "core/cpu/"},     {"core/kernels/", "core/cpu/"},
+    {"core/kernels/", "core/cuda/"}, {"core/kernels/", "core/ops/"},  {"core/math/", "core/cpu/"},
+    {"core/math/", "core/cuda/"},    {"core/math/", "core/kernels/"}, {"core/math/", "core/ops/"},
+    {"core/math/", "core/io/"},      {"core/math/", "core/dist/"},
 };
 
 std::string first_component(const std::string& path) { return path.substr(0, path.find('/')); }
@@ -55,11 +50,6 @@ std::optional<Folder> folder_of(const std::string& path) {
 }
 
 bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
-
-bool is_exception(const IncludeLine& inc) {
-  return std::any_of(std::begin(kCoreExceptions), std::end(kCoreExceptions),
-                     [&](const auto& e) { return inc.file == e.first && inc.target == e.second; });
-}
 
 bool is_cross_edge(const std::string& from, const std::string& to) {
   return std::any_of(std::begin(kCrossEdges), std::end(kCrossEdges),
@@ -151,23 +141,9 @@ std::vector<std::string> layering_violations(const std::vector<IncludeLine>& inc
       }
     }
     for (const auto& [from_prefix, to_prefix] : kCoreForbidden)
-      if (starts_with(inc.file, from_prefix) && starts_with(inc.target, to_prefix) && !is_exception(inc))
+      if (starts_with(inc.file, from_prefix) && starts_with(inc.target, to_prefix))
         out.push_back(str_cat(where, "files under ", from_prefix, " may not include ", to_prefix,
-                              " (what both backends share belongs in core/math or core/)"));
-  }
-  return out;
-}
-
-std::vector<std::string> stale_exceptions(const std::vector<IncludeLine>& includes) {
-  std::vector<std::string> out;
-  for (const auto& exception : kCoreExceptions) {
-    const auto& file = exception.first;
-    const auto& target = exception.second;  // named, not a structured binding: clang 14 cannot capture those
-    const bool used = std::any_of(includes.begin(), includes.end(),
-                                  [&](const IncludeLine& inc) { return inc.file == file && inc.target == target; });
-    if (!used)
-      out.push_back(str_cat("kCoreExceptions lists ", file, " -> ", target,
-                            ", which no longer occurs: delete the entry from tests/layering/include_rules.cpp"));
+                              " (what both backends share belongs in core/kernels, core/math or core/)"));
   }
   return out;
 }

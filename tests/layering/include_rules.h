@@ -5,9 +5,10 @@
 //   -> bench | fuzz | tests (6, the leaves: programs and suites built on top of the library).
 // A file may include its own folder and the folders of lower layers; siblings (models and data; the
 // leaves) may not include each other, except the edges in kCrossEdges. Inside core the backends
-// stay apart: core/cpu and core/cuda include neither each other nor anything else a rule forbids,
-// except the exact (file, include) pairs listed in kCoreExceptions, and core/math (the per-element
-// math both backends share) includes no backend, op or I/O folder.
+// stay apart: core/cpu and core/cuda do not include each other; they share core/kernels (each kernel
+// declared once for both) and core/math (per-element math, op kinds), which include no backend and no
+// op front end (core/ops/); core/math, the lower of the two, includes neither core/kernels nor the
+// I/O and distributed folders.
 // The checker is plain text processing: it needs neither the library nor a compiler.
 #pragma once
 
@@ -19,9 +20,9 @@ namespace moh::layering {
 
 // One `#include` of a repository file: where it is (path relative to the source root) and what it names.
 struct IncludeLine {
-  std::string file;  // e.g. "core/cuda/elementwise.h"
+  std::string file;  // e.g. "core/cuda/binary.cu"
   int line = 0;      // 1-based
-  std::string target;  // e.g. "core/cpu/elementwise.h"
+  std::string target;  // e.g. "core/kernels/elementwise.h"
 };
 
 // The top-level folders the rules know, lowest layer first.
@@ -34,9 +35,5 @@ std::vector<IncludeLine> scan_includes(const std::filesystem::path& root, const 
 
 // One message per include that breaks a rule: "file:line: includes \"target\": why".
 std::vector<std::string> layering_violations(const std::vector<IncludeLine>& includes);
-
-// The kCoreExceptions entries that no include in `includes` uses any more (each a message saying
-// to delete it), so the list shrinks as the exceptions are fixed. Pass every include of core/.
-std::vector<std::string> stale_exceptions(const std::vector<IncludeLine>& includes);
 
 }  // namespace moh::layering
