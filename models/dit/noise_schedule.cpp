@@ -39,6 +39,9 @@ std::string beta_schedule_name(BetaSchedule schedule) {
 std::vector<double> make_betas(BetaSchedule schedule, int64_t steps) {
   MOH_CHECK(steps >= 2, "diffusion: the number of diffusion steps must be >= 2, got ", steps);
   if (schedule == BetaSchedule::Cosine) return betas_for_alpha_bar(steps, cosine_alpha_bar);
+  // DiT's scaling reaches beta 1 (alpha_bar 0: no signal, infinite posterior terms) at 20 steps.
+  MOH_CHECK(steps > 20, "diffusion: the linear schedule (betas 1e-4..0.02 scaled by 1000 / steps) reaches beta ",
+            1000.0 / double(steps) * 0.02, " >= 1 at ", steps, " steps; use more than 20 steps or the cosine schedule");
   const double scale = 1000.0 / double(steps);
   return linspace(scale * 0.0001, scale * 0.02, steps);
 }

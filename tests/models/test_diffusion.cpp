@@ -93,8 +93,12 @@ TEST(NoiseSchedule, RejectsBadBetasAndNames) {
   expect_error([] { DiffusionTables({0.1, 0.0}); }, {"beta 1", "(0, 1]"});
   expect_error([] { DiffusionTables({0.1, 1.5}); }, {"beta 1 is 1.5"});
   expect_error([] { DiffusionTables({std::nan(""), 0.1}); }, {"beta 0"});
-  expect_error([] { GaussianDiffusion::create({BetaSchedule::Linear, 10, ""}); }, {"beta 5 is 1.11", "(0, 1]"});  // ends at 0.02 * 100
+  expect_error([] { GaussianDiffusion::create({BetaSchedule::Linear, 10, ""}); }, {"reaches beta 2 >= 1", "10 steps"});
+  expect_error([] { DiffusionTables({0.5, 1.11}); }, {"beta 1 is 1.11", "(0, 1]"});
   expect_error([] { make_betas(BetaSchedule::Cosine, 1); }, {"diffusion steps must be >= 2"});
+  // The linear schedule scaled to 20 steps ends at beta 1 (alpha_bar 0): refused, 21 steps are fine.
+  expect_error([] { make_betas(BetaSchedule::Linear, 20); }, {"reaches beta 1", "at 20 steps", "cosine"});
+  EXPECT_LT(make_betas(BetaSchedule::Linear, 21).back(), 1.0);
   expect_error([] { parse_beta_schedule("quad"); }, {"unknown beta schedule 'quad'", "'linear' or 'cosine'"});
   EXPECT_EQ(parse_beta_schedule("cosine"), BetaSchedule::Cosine);
 }
