@@ -30,7 +30,7 @@ DitOptions fixture_options(const std::string& model, DType dtype) {
   o.num_classes = 5, o.class_dropout_prob = 0.1, o.dtype = dtype;
   if (model == "moh") o.attention.shared_heads = {1, 4}, o.attention.routed_topk = {2, 0};
   if (model == "moh_heads") {  // per-block head counts of a fixed width, as MoH-DiT-L/XL
-    o.attention.heads = {2, 6}, o.head_dim = 4;
+    o.attention.heads = {3, 6}, o.head_dim = 4;
     o.attention.shared_heads = {1, 6}, o.attention.routed_topk = {1, 0};
   }
   return o;
@@ -73,7 +73,8 @@ void check_golden(const std::string& model, DType dtype) {
   ag::Variable loss = ag::sum(ag::mul(out.out, ag::Variable(f["w"].to(dtype))));
   if (model != "mha") {
     ASSERT_EQ(out.balance_losses.size(), 1u);  // block 1 routes nothing (routed_topk 0)
-    expect_close(out.balance_losses[0].data(), {f["moh.balance"].to_vector<double>()[0]}, tol, "balance");
+    expect_close(out.balance_losses[0].data(), {f[model + ".balance"].to_vector<double>()[0]}, tol,
+                 model + ".balance");
     loss = ag::add(loss, out.balance_losses[0]);
   } else {
     EXPECT_TRUE(out.balance_losses.empty());

@@ -30,10 +30,10 @@ FIXTURE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures
 CONFIG = dict(input_size=8, patch_size=2, in_channels=4, dim=16, depth=2, heads=4, mlp_ratio=2.0,
               class_dropout_prob=0.1, num_classes=5, learn_sigma=True)
 # "moh_heads": per-block head counts with a fixed head width (MoH-DiT-L/XL's layout, scaled down): block 0 has
-# 2 heads (1 shared, top-1 of 1 routed), block 1 6 all-shared heads, both of width 4 (attention widths 8 and
+# 3 heads (1 shared, top-1 of 2 routed), block 1 6 all-shared heads, both of width 4 (attention widths 12 and
 # 24 against dim 16).
 MODELS = {"mha": dict(moh=None), "moh": dict(moh=[(1, 2), (4, 0)]),
-          "moh_heads": dict(heads=[2, 6], head_dim=4, moh=[(1, 1), (6, 0)])}
+          "moh_heads": dict(heads=[3, 6], head_dim=4, moh=[(1, 1), (6, 0)])}
 CFG_SCALE = 2.5
 
 
