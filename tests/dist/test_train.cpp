@@ -345,16 +345,16 @@ TEST_F(DistTrain, ShardedSampleWritesOneProcesssBytes) {
     GTEST_SKIP() << "needs Debian's dataset-fashion-mnist";
   const std::string runs = (dir_ / "runs").string(), latents = path("lat.h5");
   write("ae.yaml", "task: autoencoder\nrun: {dir: " + runs +
-                       "}\ntrain: {steps: 2, batch_size: 8}\neval: {every: 0, grid_images: 0}\n"
-                       "data: {train_limit: 16, eval_limit: 8}\nmodel: {base_channels: 8, norm_groups: 4}\n"
+                       "}\ntrain: {steps: 6, batch_size: 8}\neval: {every: 0, grid_images: 0}\n"
+                       "data: {train_limit: 64, eval_limit: 8}\nmodel: {base_channels: 8, norm_groups: 4}\n"
                        "threads: 1\n");
   write("dit.yaml", "task: dit\nrun: {dir: " + runs +
-                        "}\ntrain: {steps: 2, batch_size: 8}\neval: {every: 0}\ndiffusion: {steps: 20}\n"
+                        "}\ntrain: {steps: 4, batch_size: 8}\neval: {every: 0}\ndiffusion: {steps: 50}\n"
                         "model: {dim: 32, depth: 1, heads: 2}\ndata: {latents: " + latents + ", autoencoder: " +
                         run("ae").string() + "}\nthreads: 1\n");
   train(1, path("ae.yaml"), "ae");
   const Outcome encoded = run_command("env OMP_NUM_THREADS=1 " + MOH_TEST_PATH(MOH_CLI_PATH) + " encode " +
-                                      run("ae").string() + " --out " + latents + " --limit 16");
+                                      run("ae").string() + " --out " + latents + " --limit 64");
   ASSERT_EQ(encoded.status, 0) << encoded.output;
   train(1, path("dit.yaml"), "dit");
   const std::string cli = MOH_TEST_PATH(MOH_CLI_PATH) + " sample " + run("dit").string() +
