@@ -1,16 +1,17 @@
-// Grouped row projections on the CPU. Each group's rows are gathered into a per-thread contiguous
-// buffer and multiplied by the group's weight block with one GEMM; groups run in parallel (BLAS
-// single-threaded inside). Results that land in rows shared between groups (gather_linear's
-// grad_x, scatter_linear's output) are first written per packed row, then added into place by a
-// column-parallel pass over the rows in packed order, so no two threads touch one element and the
-// sum order is fixed.
+// Grouped row projections on the CPU, each group one indexed_gemm (core/cpu/indexed_gemm.h) that reads
+// its gathered rows in place and adds into scattered rows directly: no gathered copies, no per-row
+// temporaries. Work that writes a group's own rows or weight block runs groups in parallel. Work
+// that adds into rows shared between groups (gather_linear's grad_x, scatter_linear's output) runs
+// column slices in parallel instead, each slice taking the groups in ascending order, so no two
+// threads touch one element and every sum has the same order for any thread count.
 #include "core/kernels/grouped_linear.h"
 
+#include <omp.h>
+
 #include <algorithm>
-#include <cstring>
 #include <vector>
 
-#include "core/cpu/blas.h"
+#include "core/cpu/indexed_gemm.h"
 #include "core/dispatch.h"
 #include "core/kernels/fill.h"
 
@@ -21,43 +22,34 @@ struct Groups {
   const int64_t* offsets;
   const int64_t* index;
   int64_t count;
+  int64_t begin(int64_t g) const { return offsets[g]; }
   int64_t rows(int64_t g) const { return offsets[g + 1] - offsets[g]; }
+  const int64_t* index_of(int64_t g) const { return index + offsets[g]; }
 };
 
 Groups groups_of(const Tensor& index, const Tensor& offsets) {
   return {offsets.data<int64_t>(), index.data<int64_t>(), offsets.numel() - 1};
 }
 
-// Copies rows index[r0 .. r0 + n) of a [N, cols] matrix with row stride ld into dst [n, cols].
+// w [G, Dout, Din] (unit last stride): group g's block, and its transpose, as [Dout, Din] / [Din, Dout] views.
 template <class T>
-void gather_rows(T* dst, const T* src, int64_t ld, const int64_t* index, int64_t n, int64_t cols) {
-  for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * cols, src + index[i] * ld, size_t(cols) * sizeof(T));
+MatrixView<const T> block(const Tensor& w, int64_t g) {
+  return {w.data<T>() + g * w.stride(0), w.stride(1), 1};
+}
+template <class T>
+MatrixView<const T> block_transposed(const Tensor& w, int64_t g) {
+  return {w.data<T>() + g * w.stride(0), 1, w.stride(1)};
 }
 
-// dst[index[r]] += rows[r] for every packed row r, split across threads by column ranges.
-template <class T>
-void scatter_add_rows(T* dst, int64_t ld_dst, const T* rows, const int64_t* index, int64_t num_rows, int64_t cols) {
-  const int64_t chunk = 64;
-  const int64_t chunks = (cols + chunk - 1) / chunk;
-#pragma omp parallel for schedule(static) if (num_rows * cols > 32768)
-  for (int64_t c = 0; c < chunks; ++c) {
-    const int64_t c0 = c * chunk, c1 = std::min(cols, c0 + chunk);
-    for (int64_t r = 0; r < num_rows; ++r) {
-      T* d = dst + index[r] * ld_dst;
-      const T* s = rows + r * cols;
-      for (int64_t j = c0; j < c1; ++j) d[j] += s[j];
-    }
-  }
-}
-
-template <class T>
-const T* block(const Tensor& w, int64_t g) {
-  return w.data<T>() + g * w.stride(0);
-}
-
-// Row stride of each [Dout, Din] weight block (any value >= Din is fine for a single row).
-int64_t ld_of(const Tensor& w) {
-  return w.size(1) == 1 ? std::max(w.stride(1), w.size(2)) : w.stride(1);
+// Runs fn(c0, c1) over column slices [c0, c1) of `cols` in parallel: one or two slices per thread,
+// at most 256 columns (the GEMM's panel width) each.
+template <class Fn>
+void for_column_slices(int64_t cols, int64_t rows_times_cols, Fn&& fn) {
+  const int64_t threads = omp_get_max_threads();
+  const int64_t width = std::clamp<int64_t>((cols + 2 * threads - 1) / (2 * threads), 16, 256);
+  const int64_t slices = (cols + width - 1) / width;
+#pragma omp parallel for schedule(dynamic, 1) if (rows_times_cols > 32768)
+  for (int64_t s = 0; s < slices; ++s) fn(s * width, std::min(cols, (s + 1) * width));
 }
 
 }  // namespace
@@ -67,26 +59,18 @@ void gather_linear(const Tensor& out, const Tensor& x, const Tensor& index, cons
   const Groups gr = groups_of(index, offsets);
   const int64_t din = x.size(1), dout = w.size(1);
   dispatch_floating(x.dtype(), "gather_linear", [&]<class T>() {
-    const T* px = x.data<T>();
-    T* po = out.data<T>();
-#pragma omp parallel
-    {
-      std::vector<T> xs;
-#pragma omp for schedule(dynamic, 1)
-      for (int64_t g = 0; g < gr.count; ++g) {
-        const int64_t n = gr.rows(g), r0 = gr.offsets[g];
-        if (n == 0) continue;
-        xs.resize(size_t(n * din));
-        gather_rows(xs.data(), px, din, gr.index + r0, n, din);
-        T* og = po + r0 * dout;
-        if (bias.defined()) {
-          const T* b = bias.data<T>() + g * bias.stride(0);
-          for (int64_t i = 0; i < n; ++i)
-            for (int64_t j = 0; j < dout; ++j) og[i * dout + j] = b[j * bias.stride(1)];
-        }
-        gemm({false, din}, {true, ld_of(w)}, n, dout, din, T(1), xs.data(), block<T>(w, g),
-             bias.defined() ? T(1) : T(0), og, dout);
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t g = 0; g < gr.count; ++g) {
+      const int64_t n = gr.rows(g);
+      T* og = out.data<T>() + gr.begin(g) * dout;
+      if (bias.defined()) {
+        const T* b = bias.data<T>() + g * bias.stride(0);
+        for (int64_t i = 0; i < n; ++i)
+          for (int64_t j = 0; j < dout; ++j) og[i * dout + j] = b[j * bias.stride(1)];
       }
+      // out_g = x[index_g] @ w_g^T (+ bias)
+      indexed_gemm<T>(n, dout, din, {x.data<T>(), din, 1, gr.index_of(g)}, block_transposed<T>(w, g), {og, dout},
+                      bias.defined());
     }
   });
 }
@@ -95,58 +79,56 @@ void gather_linear_backward(const Tensor& grad_x, const Tensor& grad_w, const Te
                             const Tensor& grad_out, const Tensor& x, const Tensor& index, const Tensor& offsets,
                             const Tensor& w) {
   const Groups gr = groups_of(index, offsets);
-  const int64_t din = x.size(1), dout = w.size(1), total = index.numel();
+  const int64_t din = x.size(1), dout = w.size(1);
   dispatch_floating(x.dtype(), "gather_linear_backward", [&]<class T>() {
-    const T* px = x.data<T>();
     const T* go = grad_out.data<T>();
-    std::vector<T> dx_rows(size_t(total * din));
-#pragma omp parallel
-    {
-      std::vector<T> xs;
-#pragma omp for schedule(dynamic, 1)
-      for (int64_t g = 0; g < gr.count; ++g) {
-        const int64_t n = gr.rows(g), r0 = gr.offsets[g];
-        T* gw = grad_w.data<T>() + g * dout * din;
-        if (n == 0) {
-          std::fill(gw, gw + dout * din, T(0));
-          if (grad_bias.defined()) std::fill(grad_bias.data<T>() + g * dout, grad_bias.data<T>() + (g + 1) * dout, T(0));
-          continue;
-        }
-        xs.resize(size_t(n * din));
-        gather_rows(xs.data(), px, din, gr.index + r0, n, din);
-        const T* gog = go + r0 * dout;
-        // grad_w[g] = grad_out_g^T @ x_g ; dx rows = grad_out_g @ w_g
-        gemm({true, dout}, {false, din}, dout, din, n, T(1), gog, xs.data(), T(0), gw, din);
-        gemm({false, dout}, {false, ld_of(w)}, n, din, dout, T(1), gog, block<T>(w, g), T(0),
-             dx_rows.data() + r0 * din, din);
-        if (grad_bias.defined()) {
-          T* gb = grad_bias.data<T>() + g * dout;
-          std::fill(gb, gb + dout, T(0));
-          for (int64_t i = 0; i < n; ++i)
-            for (int64_t j = 0; j < dout; ++j) gb[j] += gog[i * dout + j];
-        }
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t g = 0; g < gr.count; ++g) {
+      const int64_t n = gr.rows(g);
+      const T* gog = go + gr.begin(g) * dout;
+      // grad_w[g] = grad_out_g^T @ x[index_g], computed as its transpose x[index_g]^T @ grad_out_g (the
+      // gathered rows read in place) into a contiguous buffer, then transposed into place
+      thread_local std::vector<T> transposed;
+      transposed.resize(size_t(din * dout));
+      indexed_gemm<T>(din, dout, n, {x.data<T>(), 1, din, nullptr, gr.index_of(g)}, {gog, dout},
+                      {transposed.data(), dout}, false);
+      T* gw = grad_w.data<T>() + g * dout * din;
+      for (int64_t i = 0; i < din; ++i)
+        for (int64_t j = 0; j < dout; ++j) gw[j * din + i] = transposed[size_t(i * dout + j)];
+      if (grad_bias.defined()) {
+        T* gb = grad_bias.data<T>() + g * dout;
+        std::fill(gb, gb + dout, T(0));
+        for (int64_t i = 0; i < n; ++i)
+          for (int64_t j = 0; j < dout; ++j) gb[j] += gog[i * dout + j];
       }
     }
+    // grad_x[index_g] += grad_out_g @ w_g, a column slice at a time.
     fill(grad_x, 0.0);
-    scatter_add_rows(grad_x.data<T>(), din, dx_rows.data(), gr.index, total, din);
+    for_column_slices(din, index.numel() * din, [&](int64_t c0, int64_t c1) {
+      for (int64_t g = 0; g < gr.count; ++g) {
+        const MatrixView<const T> wg = block<T>(w, g);
+        indexed_gemm<T>(gr.rows(g), c1 - c0, dout, {go + gr.begin(g) * dout, dout}, {wg.base + c0, wg.row_stride},
+                        {grad_x.data<T>() + c0, din, 1, gr.index_of(g)}, true);
+      }
+    });
   });
 }
 
 void scatter_linear(const Tensor& out, const Tensor& src, const Tensor& index, const Tensor& offsets,
                     const Tensor& w) {
   const Groups gr = groups_of(index, offsets);
-  const int64_t din = src.size(1), dout = w.size(1), total = index.numel();
+  const int64_t din = src.size(1), dout = w.size(1);
   dispatch_floating(src.dtype(), "scatter_linear", [&]<class T>() {
-    std::vector<T> rows(size_t(total * dout));
-#pragma omp parallel for schedule(dynamic, 1)
-    for (int64_t g = 0; g < gr.count; ++g) {
-      const int64_t n = gr.rows(g), r0 = gr.offsets[g];
-      if (n == 0) continue;
-      gemm({false, din}, {true, ld_of(w)}, n, dout, din, T(1), src.data<T>() + r0 * din,
-           block<T>(w, g), T(0), rows.data() + r0 * dout, dout);
-    }
+    // out[index_g] += src_g @ w_g^T, a column slice of out at a time.
     fill(out, 0.0);
-    scatter_add_rows(out.data<T>(), dout, rows.data(), gr.index, total, dout);
+    for_column_slices(dout, index.numel() * dout, [&](int64_t c0, int64_t c1) {
+      for (int64_t g = 0; g < gr.count; ++g) {
+        const MatrixView<const T> wt = block_transposed<T>(w, g);
+        indexed_gemm<T>(gr.rows(g), c1 - c0, din, {src.data<T>() + gr.begin(g) * din, din},
+                        {wt.base + c0 * wt.col_stride, 1, wt.col_stride}, {out.data<T>() + c0, dout, 1, gr.index_of(g)},
+                        true);
+      }
+    });
   });
 }
 
@@ -155,26 +137,16 @@ void scatter_linear_backward(const Tensor& grad_src, const Tensor& grad_w, const
   const Groups gr = groups_of(index, offsets);
   const int64_t din = src.size(1), dout = w.size(1);
   dispatch_floating(src.dtype(), "scatter_linear_backward", [&]<class T>() {
-    const T* go = grad_out.data<T>();
-#pragma omp parallel
-    {
-      std::vector<T> gos;
-#pragma omp for schedule(dynamic, 1)
-      for (int64_t g = 0; g < gr.count; ++g) {
-        const int64_t n = gr.rows(g), r0 = gr.offsets[g];
-        T* gw = grad_w.data<T>() + g * dout * din;
-        if (n == 0) {
-          std::fill(gw, gw + dout * din, T(0));
-          continue;
-        }
-        gos.resize(size_t(n * dout));
-        gather_rows(gos.data(), go, dout, gr.index + r0, n, dout);
-        const T* sg = src.data<T>() + r0 * din;
-        // grad_src_g = grad_out_g @ w_g ; grad_w[g] = grad_out_g^T @ src_g
-        gemm({false, dout}, {false, ld_of(w)}, n, din, dout, T(1), gos.data(), block<T>(w, g), T(0),
-             grad_src.data<T>() + r0 * din, din);
-        gemm({true, dout}, {false, din}, dout, din, n, T(1), gos.data(), sg, T(0), gw, din);
-      }
+    const MatrixView<const T> go{grad_out.data<T>(), dout};
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t g = 0; g < gr.count; ++g) {
+      const int64_t n = gr.rows(g);
+      const T* sg = src.data<T>() + gr.begin(g) * din;
+      // grad_src_g = grad_out[index_g] @ w_g ; grad_w[g] = grad_out[index_g]^T @ src_g
+      indexed_gemm<T>(n, din, dout, {go.base, dout, 1, gr.index_of(g)}, block<T>(w, g),
+                      {grad_src.data<T>() + gr.begin(g) * din, din}, false);
+      indexed_gemm<T>(dout, din, n, {go.base, 1, dout, nullptr, gr.index_of(g)}, {sg, din},
+                      {grad_w.data<T>() + g * dout * din, din}, false);
     }
   });
 }

@@ -1,0 +1,216 @@
+// indexed_gemm: BLIS-style blocking (see indexed_gemm.h). For each NC-wide column block and KC-deep
+// slice of k, B's slice is packed into NR-wide micro-panels (zero past column n); then for each
+// MR-row slice of A, read in place (gathered rows or columns are never copied), every MR x NR
+// register tile of C is loaded (rows through C's index), has the slice's products added in
+// ascending k, and is stored. Edge tiles go through a local tile.
+// Vectors are GCC/Clang vector extensions of 32 bytes (AVX2 registers on x86-64-v3; the compiler
+// splits them elsewhere). The build contracts `acc += a * b` into FMAs for this file.
+#include "core/cpu/indexed_gemm.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "core/error.h"
+
+namespace moh::cpu {
+namespace {
+
+typedef float Float8 __attribute__((vector_size(32)));
+typedef double Double4 __attribute__((vector_size(32)));
+
+template <class T>
+struct Simd;
+template <>
+struct Simd<float> {
+  using Vec = Float8;
+};
+template <>
+struct Simd<double> {
+  using Vec = Double4;
+};
+
+template <class T>
+using Vec = typename Simd<T>::Vec;
+
+template <class T>
+constexpr int64_t kLanes = int64_t(sizeof(Vec<T>) / sizeof(T));
+
+constexpr int64_t kMr = 6;  // rows of a register tile
+template <class T>
+constexpr int64_t kNr = 2 * kLanes<T>;  // columns of a register tile: two vectors
+constexpr int64_t kKc = 256, kNc = 256;  // k and n extents of a packed B block
+constexpr int64_t kMc = 32 * kMr;        // rows of a packed (transposed) A block
+
+template <class T>
+Vec<T> load(const T* p) {
+  Vec<T> v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+
+template <class T>
+void store(T* p, const Vec<T>& v) {
+  std::memcpy(p, &v, sizeof(v));
+}
+
+template <class T>
+Vec<T> splat(T s) {
+  if constexpr (kLanes<T> == 8) return Vec<T>{s, s, s, s, s, s, s, s};
+  else return Vec<T>{s, s, s, s};
+}
+
+// Where a register tile reads A(i0 + i, p0 + k), i < MR: MR row pointers along k (A by rows), or a
+// packed micro-panel (a transposed A).
+template <class T>
+struct RowsA {
+  const T* const* rows;
+  T operator()(int64_t k, int64_t i) const { return rows[i][k]; }
+};
+template <class T>
+struct PackedA {
+  const T* panel;  // [kc][MR]
+  T operator()(int64_t k, int64_t i) const { return panel[k * kMr + i]; }
+};
+
+// tile rows out[i][0, NR) = (init[i] ? init[i][0, NR) : 0) + sum over k < kc of a(k, i) * b[k][0, NR), with
+// b packed [kc][NR].
+template <class T, class ASource>
+void micro_kernel(int64_t kc, ASource a, const T* b, const T* const* init, T* const* out) {
+  constexpr int64_t L = kLanes<T>, NR = kNr<T>;
+  Vec<T> acc[kMr][2];
+  for (int64_t i = 0; i < kMr; ++i) {
+    acc[i][0] = init[i] ? load(init[i]) : Vec<T>{};
+    acc[i][1] = init[i] ? load(init[i] + L) : Vec<T>{};
+  }
+  for (int64_t p = 0; p < kc; ++p) {
+    const Vec<T> b0 = load(b + p * NR), b1 = load(b + p * NR + L);
+#pragma GCC unroll 6
+    for (int64_t i = 0; i < kMr; ++i) {
+      const Vec<T> ai = splat<T>(a(p, i));
+      acc[i][0] += ai * b0;
+      acc[i][1] += ai * b1;
+    }
+  }
+  for (int64_t i = 0; i < kMr; ++i) {
+    store(out[i], acc[i][0]);
+    store(out[i] + L, acc[i][1]);
+  }
+}
+
+// Packs a transposed A's block [i0, i0 + mc) x [p0, p0 + kc) into MR-row micro-panels [tile][kc][MR],
+// zero past row mc: each k reads its mc neighbouring elements in one sweep (gathered rows of X for
+// X[index]^T, which a tile reading MR of them per row would fetch through the same cache sets).
+template <class T>
+void pack_a_columns(const MatrixView<const T>& a, int64_t i0, int64_t mc, int64_t p0, int64_t kc, T* dst) {
+  for (int64_t p = 0; p < kc; ++p) {
+    const T* src = &a.at(i0, p0 + p);
+    for (int64_t t = 0; t * kMr < mc; ++t) {
+      T* d = dst + t * kc * kMr + p * kMr;
+      const int64_t valid = std::min(kMr, mc - t * kMr);
+      for (int64_t i = 0; i < valid; ++i) d[i] = src[t * kMr + i];
+      for (int64_t i = valid; i < kMr; ++i) d[i] = T(0);
+    }
+  }
+}
+
+// Packs B[p0, p0 + kc) x [j0, j0 + nc) into NR-column micro-panels [tile][kc][NR], zero past column n.
+template <class T>
+void pack_b(const MatrixView<const T>& b, int64_t n, int64_t p0, int64_t kc, int64_t j0, int64_t nc, T* dst) {
+  constexpr int64_t NR = kNr<T>;
+  for (int64_t t = 0; t * NR < nc; ++t, dst += kc * NR) {
+    const int64_t c0 = j0 + t * NR, valid = std::max<int64_t>(0, std::min({NR, n - c0, nc - t * NR}));
+    for (int64_t p = 0; p < kc; ++p) {
+      T* d = dst + p * NR;
+      if (b.col_stride == 1 && !b.col_index && valid == NR) {
+        std::memcpy(d, &b.at(p0 + p, c0), sizeof(T) * NR);
+        continue;
+      }
+      for (int64_t jj = 0; jj < valid; ++jj) d[jj] = b.at(p0 + p, c0 + jj);
+      for (int64_t jj = valid; jj < NR; ++jj) d[jj] = T(0);
+    }
+  }
+}
+
+// One register tile of C at rows [i0, i0 + rows), columns [j0, j0 + cols): straight from and into C's
+// rows when the tile is whole and C's columns are contiguous, else through a local tile.
+template <class T, class ASource>
+void update_tile(const MatrixView<T>& c, int64_t i0, int64_t rows, int64_t j0, int64_t cols, bool load_c, int64_t kc,
+                 ASource a, const T* b) {
+  constexpr int64_t NR = kNr<T>;
+  const T* init[kMr];
+  T* out[kMr];
+  if (rows == kMr && cols == NR && c.col_stride == 1 && !c.col_index) {
+    for (int64_t i = 0; i < kMr; ++i) {
+      out[i] = &c.at(i0 + i, j0);
+      init[i] = load_c ? out[i] : nullptr;
+    }
+    micro_kernel<T>(kc, a, b, init, out);
+    return;
+  }
+  alignas(32) T local[kMr * NR] = {};
+  for (int64_t i = 0; i < kMr; ++i) {
+    out[i] = local + i * NR;
+    init[i] = load_c ? out[i] : nullptr;
+    if (load_c && i < rows)
+      for (int64_t j = 0; j < cols; ++j) local[i * NR + j] = c.at(i0 + i, j0 + j);
+  }
+  micro_kernel<T>(kc, a, b, init, out);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) c.at(i0 + i, j0 + j) = local[i * NR + j];
+}
+
+}  // namespace
+
+template <class T>
+void indexed_gemm(int64_t m, int64_t n, int64_t k, MatrixView<const T> a, MatrixView<const T> b, MatrixView<T> c,
+                  bool accumulate) {
+  constexpr int64_t NR = kNr<T>;
+  const bool a_by_rows = a.col_stride == 1 && !a.col_index, a_by_columns = a.row_stride == 1 && !a.row_index;
+  MOH_CHECK(a_by_rows || a_by_columns, "indexed_gemm: A must have unit stride along k (rows) or i (columns)");
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    if (!accumulate)
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) c.at(i, j) = T(0);
+    return;
+  }
+  thread_local std::vector<T> packed_a, packed_b;
+  packed_a.resize(size_t(kMc * kKc));
+  packed_b.resize(size_t((kNc + NR) * kKc));
+  for (int64_t j0 = 0; j0 < n; j0 += kNc) {
+    const int64_t nc = std::min(kNc, n - j0);
+    for (int64_t p0 = 0; p0 < k; p0 += kKc) {
+      const int64_t kc = std::min(kKc, k - p0);
+      const bool load_c = accumulate || p0 > 0;
+      pack_b(b, n, p0, kc, j0, nc, packed_b.data());
+      if (a_by_rows) {
+        // Each MR-row slice of A comes from memory once, then from L1 for every NR tile.
+        for (int64_t i0 = 0; i0 < m; i0 += kMr) {
+          const int64_t rows = std::min(kMr, m - i0);
+          const T* a_rows[kMr];
+          for (int64_t i = 0; i < kMr; ++i) a_rows[i] = &a.at(i0 + std::min(i, rows - 1), p0);  // edge: repeat
+          for (int64_t jt = 0; jt * NR < nc; ++jt)
+            update_tile(c, i0, rows, j0 + jt * NR, std::min(NR, nc - jt * NR), load_c, kc, RowsA<T>{a_rows},
+                        packed_b.data() + jt * kc * NR);
+        }
+        continue;
+      }
+      for (int64_t i0 = 0; i0 < m; i0 += kMc) {
+        const int64_t mc = std::min(kMc, m - i0);
+        pack_a_columns(a, i0, mc, p0, kc, packed_a.data());
+        for (int64_t jt = 0; jt * NR < nc; ++jt)
+          for (int64_t it = 0; it * kMr < mc; ++it)
+            update_tile(c, i0 + it * kMr, std::min(kMr, mc - it * kMr), j0 + jt * NR, std::min(NR, nc - jt * NR),
+                        load_c, kc, PackedA<T>{packed_a.data() + it * kc * kMr}, packed_b.data() + jt * kc * NR);
+      }
+    }
+  }
+}
+
+template void indexed_gemm<float>(int64_t, int64_t, int64_t, MatrixView<const float>, MatrixView<const float>,
+                                  MatrixView<float>, bool);
+template void indexed_gemm<double>(int64_t, int64_t, int64_t, MatrixView<const double>, MatrixView<const double>,
+                                   MatrixView<double>, bool);
+
+}  // namespace moh::cpu
