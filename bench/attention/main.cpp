@@ -5,13 +5,16 @@
 //   layer - the whole attention layer with projections and the learned router.
 // Prints a table of medians and ratios to MHA (plus the ideal FLOP ratio of the layer), the
 // overhead of MoH's dense execution over MHA, and with --json one JSON object as the last line.
+// --scope projections isolates the routed heads' query and output projections (forward + backward,
+// the layer's tokens): per-head gathered rows (gather_linear + scatter_linear) against one dense
+// GEMM over every routed head, whose ratio has the ideal K / E (share of routed rows computed).
 // --scope gqa instead measures grouped-query attention at H / Hkv = 4 (B 8, T 512, 16 query heads
 // on 4 K/V heads of 64, causal): one training step (forward + backward) of the attention op on
 // K/V repeated to 16 heads by expand + reshape (what the layers did before the op read K/V heads
 // in place) and on the 4 heads read in place, and of the whole MultiHeadAttention layer; median
 // time and the CPU allocator's peak bytes above what the step's inputs hold.
 // Usage: moh_bench_attention [--seq 256,512] [--tokens 2048] [--layer-tokens 1024] [--reps 3]
-//                            [--scope core|layer|both|gqa] [--json]
+//                            [--scope core|layer|both|projections|gqa] [--json]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -44,7 +47,7 @@ const Share kShares[] = {{"90", 25}, {"75", 20}, {"50", 12}};
 struct Args {
   std::vector<int64_t> seqs{256, 512};
   int64_t tokens = 2048, layer_tokens = 1024, reps = 3;
-  bool core = true, layer = true, gqa = false, json = false;
+  bool core = true, layer = true, projections = false, gqa = false, json = false;
 };
 
 Args parse(int argc, char** argv) {
@@ -67,9 +70,10 @@ Args parse(int argc, char** argv) {
       a.reps = std::stoll(value());
     } else if (arg == "--scope") {
       std::string s = value();
-      MOH_CHECK(s == "core" || s == "layer" || s == "both" || s == "gqa",
-                "moh_bench_attention: --scope must be core, layer, both or gqa");
+      MOH_CHECK(s == "core" || s == "layer" || s == "both" || s == "projections" || s == "gqa",
+                "moh_bench_attention: --scope must be core, layer, both, projections or gqa");
       a.gqa = s == "gqa";
+      a.projections = s == "projections";
       a.core = s == "core" || s == "both";
       a.layer = s == "layer" || s == "both";
     } else if (arg == "--json") {
@@ -160,6 +164,52 @@ double layer_flop_ratio(int64_t seq, int64_t topk) {
   const double mha = proj + core;
   const double moh = proj * (2.0 + 2.0 * active) / 4.0 + core * active;
   return moh / mha;
+}
+
+// ---------------------------------------------------------------- --scope projections
+// Forward + backward of the routed heads' query projection x -> [rows, Dh] and output projection
+// [rows, Dh] -> [N, dim] (loss: their sums weighted by fixed random tensors), gathered per head or
+// dense over every (token, routed head) pair.
+double projections_ms(int64_t tokens, int64_t topk, bool gathered, int64_t reps) {
+  Generator gen(6);
+  const int64_t routed = kHeads - kShared;
+  const RoutedRows rows =
+      pack_routed_rows(random_topk(tokens, routed, topk, gen), Device::cpu(), 1, tokens, {kHeads, kShared, topk});
+  const int64_t r = gathered ? rows.token_index.numel() : tokens * routed;
+  ag::Variable wq(normal({routed * kHeadDim, kDim}, 0, 0.02, gen), true), wo(normal({kDim, routed * kHeadDim}, 0, 0.02, gen), true);
+  const Tensor x = normal({tokens, kDim}, 0, 1, gen), o = normal({r, kHeadDim}, 0, 1, gen);
+  const ag::Variable gq(normal({r, kHeadDim}, 0, 1, gen)), gy(normal({tokens, kDim}, 0, 1, gen));
+  return median_ms([&] {
+    wq.zero_grad();
+    wo.zero_grad();
+    ag::Variable xv(x, true), ov(o, true), q, y;
+    if (gathered) {
+      q = ag::gather_linear(xv, rows.token_index, rows.head_offsets, ag::view(wq, {routed, kHeadDim, kDim}), {});
+      ag::Variable w_heads = ag::permute(ag::view(wo, {kDim, routed, kHeadDim}), {1, 0, 2});
+      y = ag::scatter_linear(ov, rows.token_index, rows.head_offsets, w_heads, tokens);
+    } else {
+      q = ag::reshape(linear(xv, wq, {}), {r, kHeadDim});
+      y = linear(ag::reshape(ov, {tokens, routed * kHeadDim}), wo, {});
+    }
+    ag::backward(ag::add(ag::sum(ag::mul(q, gq)), ag::sum(ag::mul(y, gy))));
+  }, reps);
+}
+
+void run_projections(const Args& args) {
+  std::printf("moh_bench_attention --scope projections: %lld tokens, %lld routed heads x %lld, dim %lld, %d threads\n\n",
+              (long long)args.layer_tokens, (long long)(kHeads - kShared), (long long)kHeadDim, (long long)kDim,
+              num_threads());
+  std::printf("%-7s %14s %14s %9s %9s\n", "active", "dense ms", "gathered ms", "ratio", "ideal");
+  nlohmann::json js;
+  for (const Share& s : kShares) {
+    const double dense = projections_ms(args.layer_tokens, s.topk, false, args.reps);
+    const double gathered = projections_ms(args.layer_tokens, s.topk, true, args.reps);
+    const double ideal = double(s.topk) / double(kHeads - kShared);
+    std::printf("%-7s %14.1f %14.1f %9.3f %9.3f\n", (std::string(s.name) + "%").c_str(), dense, gathered,
+                gathered / dense, ideal);
+    js[s.name] = {{"dense_ms", dense}, {"gathered_ms", gathered}, {"ratio", gathered / dense}, {"ideal", ideal}};
+  }
+  if (args.json) std::printf("%s\n", js.dump().c_str());
 }
 
 // ---------------------------------------------------------------- --scope gqa
@@ -260,6 +310,10 @@ int main(int argc, char** argv) {
     const Args args = parse(argc, argv);
     if (args.gqa) {
       run_gqa(args);
+      return 0;
+    }
+    if (args.projections) {
+      run_projections(args);
       return 0;
     }
     std::vector<Row> rows;
