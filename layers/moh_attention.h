@@ -21,7 +21,8 @@ namespace moh {
 enum class MoHExecution { Dense, Sparse };
 enum class MoHRouter { Learned, QueryNorm };
 // How the sparse execution computes the routed heads' query and output projections:
-// Gathered - one GEMM per routed head over only the rows of tokens that selected it (fewest FLOPs);
+// Gathered - per routed head, a GEMM over only the rows of tokens that selected it, read in place and
+//            added into place (core/cpu/indexed_gemm.h; fewest FLOPs);
 // Dense    - one GEMM over every token and routed head, keeping the selected query rows and feeding
 //            unselected (token, head) pairs to W_O as zeros (full FLOPs, one large efficient GEMM);
 // Auto     - Gathered when a token keeps at most kGatheredShare of the routed heads, else Dense.
