@@ -1,8 +1,9 @@
 // indexed_gemm: BLIS-style blocking (see indexed_gemm.h). For each NC-wide column block and KC-deep
-// slice of k, B's slice is packed into NR-wide micro-panels (zero past column n); then for each
-// MR-row slice of A, read in place (gathered rows or columns are never copied), every MR x NR
-// register tile of C is loaded (rows through C's index), has the slice's products added in
-// ascending k, and is stored. Edge tiles go through a local tile.
+// slice of k, B's slice is packed into NR-wide micro-panels (zero past column n). A by rows is read
+// in place, MR gathered rows at a time; a transposed A is packed in MC-row blocks, each k's
+// neighbouring elements in one sweep. Every MR x NR register tile of C is loaded (rows through C's
+// index), has the slice's products added in ascending k, and is stored; edge tiles go through a
+// local tile.
 // Vectors are GCC/Clang vector extensions of 32 bytes (AVX2 registers on x86-64-v3; the compiler
 // splits them elsewhere). The build contracts `acc += a * b` into FMAs for this file.
 #include "core/cpu/indexed_gemm.h"
