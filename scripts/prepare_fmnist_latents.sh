@@ -19,7 +19,7 @@ ae=runs/ae_fmnist
 if [[ ! -f $ae/latents_train.h5 ]]; then
   if compgen -G "$ae/checkpoints/step_*.h5" >/dev/null; then
     echo "prepare_fmnist_latents.sh: encoding the training images with $ae" >&2
-    "$moh" encode "$ae" --out "$ae/latents_train.h5" >&2
+    "$moh" encode "$ae" --out "$ae/latents_train.h5" threads="$(nproc)" >&2
   else
     echo "prepare_fmnist_latents.sh: training the autoencoder once ($ae; about 5 minutes on 2 cores)" >&2
     BUILD_DIR=${BUILD_DIR:-build} scripts/run.sh configs/autoencoder/fmnist.yaml >&2
@@ -27,5 +27,5 @@ if [[ ! -f $ae/latents_train.h5 ]]; then
 fi
 if [[ ! -f $ae/latents_test.h5 ]]; then
   echo "prepare_fmnist_latents.sh: encoding the test images with $ae" >&2
-  "$moh" encode "$ae" --split test --out "$ae/latents_test.h5" >&2
+  "$moh" encode "$ae" --split test --out "$ae/latents_test.h5" threads="$(nproc)" >&2
 fi

@@ -74,6 +74,9 @@ run_dir=$(sed -n 's/.*"run_dir":"\([^"]*\)".*/\1/p' <<<"$summary")
 [[ -n "$run_dir" ]] || { echo "run.sh: training did not report its run folder: $summary" >&2; exit 1; }
 trained=$(($(date +%s) - start))
 echo "run.sh: trained in ${trained}s; evaluating $run_dir" >&2
+# The autoencoder's and DiT's steps after training run in one process: give it every core (the latents
+# moh encode writes are the same bytes at 1 and 2 threads).
+all_cores=threads=$(nproc)
 if [[ $task == llm ]]; then
   result=$("$build_dir/moh" eval "$run_dir" | tail -n 1)
   bpb=$(sed -n 's/.*"bits_per_byte":\([0-9.e-]*\).*/\1/p' <<<"$result")
@@ -85,24 +88,24 @@ if [[ $task == llm ]]; then
   echo >&2
   echo "$result"
 elif [[ $task == autoencoder ]]; then
-  result=$("$build_dir/moh" eval "$run_dir" | tail -n 1)
+  result=$("$build_dir/moh" eval "$run_dir" "$all_cores" | tail -n 1)
   psnr=$(sed -n 's/.*"psnr":\([0-9.e-]*\).*/\1/p' <<<"$result")
   [[ -n "$psnr" ]] || { echo "run.sh: no psnr in the result: $result" >&2; exit 1; }
   echo "run.sh: test PSNR $psnr dB; originals above reconstructions: $run_dir/checkpoints/reconstructions.png" >&2
   echo "run.sh: encoding the training images to $run_dir/latents_train.h5 (the DiT family's input)" >&2
-  "$build_dir/moh" encode "$run_dir" --out "$run_dir/latents_train.h5" >&2
+  "$build_dir/moh" encode "$run_dir" --out "$run_dir/latents_train.h5" "$all_cores" >&2
   echo "$result"
 elif [[ $task == dit ]]; then
   score=()
   [[ ! -d runs/fid_classifier ]] || score=(eval.samples=1000 eval.sample_steps=25 eval.fid_classifier=runs/fid_classifier)
   echo "run.sh: evaluating $run_dir${score:+ (and 1000 samples: FID with floor and ceiling, sample accuracy)}" >&2
-  result=$("$build_dir/moh" eval "$run_dir" "${score[@]}" | tail -n 1)
+  result=$("$build_dir/moh" eval "$run_dir" "${score[@]}" "$all_cores" | tail -n 1)
   mse=$(sed -n 's/.*"mse":\([0-9.e-]*\).*/\1/p' <<<"$result")
   [[ -n "$mse" ]] || { echo "run.sh: no mse in the result: $result" >&2; exit 1; }
   fid=$(sed -n 's/.*"fid":\([0-9.e-]*\).*/\1/p' <<<"$result")
   echo "run.sh: held-out noise-prediction MSE $mse (EMA weights)${fid:+; FID of 1000 samples $fid}" >&2
   "$build_dir/moh" sample "$run_dir" --out "$run_dir/samples" --num 100 --cfg 4 --steps 50 --sampler ddim \
-    --crop 28 --seed 1 >&2
+    --crop 28 --seed 1 "$all_cores" >&2
   echo "run.sh: 100 samples, guidance 4, one class per column: $run_dir/samples/grid.png" >&2
   echo "$result"
 else
