@@ -113,6 +113,39 @@ TEST(GroupedLinear, ScatterMatchesNaiveAndAccumulatesSharedRows) {
   for (size_t i = 0; i < want_gw.size(); ++i) EXPECT_NEAR(gw[i], want_gw[i], 1e-5) << i;
 }
 
+// The adds into rows shared between groups run column slices in parallel, each in group order, so
+// every output and gradient has the same bits on 1 and 2 threads (sizes cross the register tiles and
+// give the 2-thread run several column slices).
+TEST(GroupedLinear, SameBitsOnOneAndTwoThreads) {
+  Generator gen(3);
+  const int64_t N = 45, Din = 70, Dout = 96, G = 5, K = 3;
+  std::vector<int64_t> idx, off{0};
+  for (int64_t g = 0; g < G; ++g) {
+    for (int64_t t = 0; t < N; ++t)
+      if ((t * 7 + g * 3) % G < K) idx.push_back(t);  // each token in K of the G groups
+    off.push_back(int64_t(idx.size()));
+  }
+  const Tensor index = from_vector(idx, {int64_t(idx.size())}), offsets = from_vector(off, {G + 1});
+  const int64_t R = index.numel();
+  const Tensor x = normal({N, Din}, 0, 1, gen), wq = normal({G, Dout, Din}, 0, 1, gen);
+  const Tensor wo = normal({Din, G * Dout}, 0, 1, gen).view({Din, G, Dout}).permute({1, 0, 2});
+  const Tensor src = normal({R, Dout}, 0, 1, gen), g_rows = normal({R, Dout}, 0, 1, gen);
+  const Tensor g_out = normal({N, Din}, 0, 1, gen);
+  auto run = [&](int threads) {
+    set_num_threads(threads);
+    GroupedLinearBackward gb = gather_linear_backward(g_rows, x, index, offsets, wq, false);
+    GroupedLinearBackward sb = scatter_linear_backward(g_out, src, index, offsets, wo);
+    return std::vector<std::vector<float>>{
+        gather_linear(x, index, offsets, wq, {}).to_vector<float>(), gb.grad_input.to_vector<float>(),
+        gb.grad_weight.to_vector<float>(), scatter_linear(src, index, offsets, wo, N).to_vector<float>(),
+        sb.grad_input.to_vector<float>(), sb.grad_weight.to_vector<float>()};
+  };
+  const int threads = num_threads();
+  const auto one = run(1), two = run(2);
+  set_num_threads(threads);
+  for (size_t t = 0; t < one.size(); ++t) EXPECT_EQ(one[t], two[t]) << "output " << t;
+}
+
 TEST(GroupedLinear, RejectsInconsistentGroupsAndIndices) {
   Routing r = routing();
   Tensor x = zeros({7, 5}), w = zeros({3, 4, 5});
