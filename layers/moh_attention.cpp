@@ -58,8 +58,8 @@ double MoHAttention::active_share() const {
 
 // Auto switches to per-head gathered projections only when each routed head serves at most this
 // share of the tokens: above it, one dense GEMM beats many gathered ones on this CPU (measured with
-// bench/attention: at 32 x 64 heads gathered wins at 50% active, dense at 90%, and at 75% the two
-// are level within noise since the in-place grouped GEMM; docs/results/moh_speed.md).
+// bench/attention: at 32 x 64 heads gathered wins at 50% active, dense at 75% and 90%; the in-place
+// grouped GEMM narrowed the gap at 75% without closing it, docs/results/moh_speed.md).
 constexpr double kGatheredShare = 0.5;
 
 bool MoHAttention::gathered_projections() const {

@@ -176,7 +176,8 @@ double projections_ms(int64_t tokens, int64_t topk, bool gathered, int64_t reps)
   const RoutedRows rows =
       pack_routed_rows(random_topk(tokens, routed, topk, gen), Device::cpu(), 1, tokens, {kHeads, kShared, topk});
   const int64_t r = gathered ? rows.token_index.numel() : tokens * routed;
-  ag::Variable wq(normal({routed * kHeadDim, kDim}, 0, 0.02, gen), true), wo(normal({kDim, routed * kHeadDim}, 0, 0.02, gen), true);
+  ag::Variable wq(normal({routed * kHeadDim, kDim}, 0, 0.02, gen), true);
+  ag::Variable wo(normal({kDim, routed * kHeadDim}, 0, 0.02, gen), true);
   const Tensor x = normal({tokens, kDim}, 0, 1, gen), o = normal({r, kHeadDim}, 0, 1, gen);
   const ag::Variable gq(normal({r, kHeadDim}, 0, 1, gen)), gy(normal({tokens, kDim}, 0, 1, gen));
   return median_ms([&] {
@@ -196,7 +197,8 @@ double projections_ms(int64_t tokens, int64_t topk, bool gathered, int64_t reps)
 }
 
 void run_projections(const Args& args) {
-  std::printf("moh_bench_attention --scope projections: %lld tokens, %lld routed heads x %lld, dim %lld, %d threads\n\n",
+  std::printf("moh_bench_attention --scope projections: %lld tokens, %lld routed heads x %lld, dim %lld, "
+              "%d threads\n\n",
               (long long)args.layer_tokens, (long long)(kHeads - kShared), (long long)kHeadDim, (long long)kDim,
               num_threads());
   std::printf("%-7s %14s %14s %9s %9s\n", "active", "dense ms", "gathered ms", "ratio", "ideal");

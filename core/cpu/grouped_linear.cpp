@@ -137,15 +137,15 @@ void scatter_linear_backward(const Tensor& grad_src, const Tensor& grad_w, const
   const Groups gr = groups_of(index, offsets);
   const int64_t din = src.size(1), dout = w.size(1);
   dispatch_floating(src.dtype(), "scatter_linear_backward", [&]<class T>() {
-    const MatrixView<const T> go{grad_out.data<T>(), dout};
+    const T* go = grad_out.data<T>();
 #pragma omp parallel for schedule(dynamic, 1)
     for (int64_t g = 0; g < gr.count; ++g) {
       const int64_t n = gr.rows(g);
       const T* sg = src.data<T>() + gr.begin(g) * din;
       // grad_src_g = grad_out[index_g] @ w_g ; grad_w[g] = grad_out[index_g]^T @ src_g
-      indexed_gemm<T>(n, din, dout, {go.base, dout, 1, gr.index_of(g)}, block<T>(w, g),
+      indexed_gemm<T>(n, din, dout, {go, dout, 1, gr.index_of(g)}, block<T>(w, g),
                       {grad_src.data<T>() + gr.begin(g) * din, din}, false);
-      indexed_gemm<T>(dout, din, n, {go.base, 1, dout, nullptr, gr.index_of(g)}, {sg, din},
+      indexed_gemm<T>(dout, din, n, {go, 1, dout, nullptr, gr.index_of(g)}, {sg, din},
                       {grad_w.data<T>() + g * dout * din, din}, false);
     }
   });
