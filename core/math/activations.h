@@ -1,8 +1,9 @@
 // Per-element activation math shared by the CPU and CUDA backends: sigmoid, GELU (erf and tanh
 // forms, PyTorch definitions), SiLU and their derivatives. Each function computes in T (float or
 // double); the *_grad functions return f'(x), which the fused backward kernels scale by grad_out.
-// Float32 GELU (erf form) uses normal_cdf_f32 and fast_exp, plain arithmetic the compiler
-// vectorises (libm's erff is a scalar call); float64 keeps std::erf.
+// Float32 GELU (erf form) uses normal_cdf_f32 and fast_exp, and float32 sigmoid (so SiLU and GELU's
+// tanh form) uses fast_exp: plain arithmetic the compiler vectorises (libm's erff and expf are scalar
+// calls); float64 keeps std::erf and std::exp.
 #pragma once
 
 #include <cmath>
@@ -43,8 +44,11 @@ MOH_HOST_DEVICE MOH_FORCE_INLINE float normal_cdf_f32(float x) {
   return fast_exp_blend(x < 0.0f, tail, 1.0f - tail);
 }
 
+// 1 / (1 + e^-x). In float32 fast_exp's clamp of its argument to [-87, 88] keeps the result within
+// float32 rounding for |x| <= 87; below -88 the exact value is under 6e-39 and this returns 6e-39.
 template <class T>
 MOH_HOST_DEVICE MOH_FORCE_INLINE T sigmoid_fn(T x) {
+  if constexpr (std::is_same_v<T, float>) return 1.0f / (1.0f + fast_exp(-x));
   using std::exp;
   return T(1) / (T(1) + exp(-x));
 }
