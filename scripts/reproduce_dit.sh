@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Reproduces the Fashion-MNIST DiT comparison of MHA and MoH with 90% and 75% of the heads: trains every
-# config for every seed with the same budget (the configs' recipe: 4 epochs of the 60k latents, batch 128;
+# config for every seed with the same budget (the configs' recipe: 3 epochs of the 60k latents, batch 128;
 # pass overrides to change it), two runs at a time on one thread each (a 2-core machine), evaluates the
 # held-out loss of each final EMA checkpoint, samples 1000 images (guidance 1.5, 25 DDIM steps) and scores
 # them with moh fid against the 10k test images (floor, ceiling, sample accuracy), writes a 100-sample grid

@@ -4,7 +4,8 @@
 # checkpoint and print the test accuracy (ViT) or the validation bits per byte and a sample (LLM: the
 # KJV shards are made first when missing, scripts/prepare_kjv_tokens.sh), the held-out loss and a sample
 # grid (DiT: the Fashion-MNIST latents are made first when missing, scripts/prepare_fmnist_latents.sh).
-# The last line printed is the eval JSON.
+# The last line printed is the eval JSON (autoencoder and DiT: the training summary, whose eval/ keys
+# are the final evaluation).
 # Training is data-parallel (scripts/launch.sh) over one single-threaded process per core, up to 4:
 # the small ViT's ops gain little from a second OpenMP thread while processes scale, and the global
 # batch (so the result) is the same for any count. PROCS=N overrides; PROCS=1 runs without mpirun.
@@ -13,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
-  sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
   exit 0
 fi
 config=configs/vit/fmnist_moh.yaml
@@ -63,6 +64,14 @@ if [[ -z $procs ]]; then
   command -v mpirun >/dev/null || procs=1
 fi
 
+# The training's final evaluation is the one reported (the autoencoder's PSNR, the DiT's held-out loss
+# and, once the FID classifier exists, its FID of 1000 samples): it runs on every rank, not repeated after.
+final_eval=()
+if [[ $task == dit && -d runs/fid_classifier ]]; then
+  final_eval=(eval.samples=1000 eval.sample_steps=25 eval.fid_classifier=runs/fid_classifier)
+fi
+set -- "$@" "${final_eval[@]}"
+
 start=$(date +%s)
 if ((procs > 1)); then
   echo "run.sh: training on $procs processes of 1 thread (PROCS=1: one process)" >&2
@@ -73,7 +82,7 @@ fi
 run_dir=$(sed -n 's/.*"run_dir":"\([^"]*\)".*/\1/p' <<<"$summary")
 [[ -n "$run_dir" ]] || { echo "run.sh: training did not report its run folder: $summary" >&2; exit 1; }
 trained=$(($(date +%s) - start))
-echo "run.sh: trained in ${trained}s; evaluating $run_dir" >&2
+echo "run.sh: trained and evaluated in ${trained}s: $run_dir" >&2
 # The autoencoder's and DiT's steps after training run in one process: give it every core (the latents
 # moh encode writes are the same bytes at 1 and 2 threads).
 all_cores=threads=$(nproc)
@@ -88,26 +97,21 @@ if [[ $task == llm ]]; then
   echo >&2
   echo "$result"
 elif [[ $task == autoencoder ]]; then
-  result=$("$build_dir/moh" eval "$run_dir" "$all_cores" | tail -n 1)
-  psnr=$(sed -n 's/.*"psnr":\([0-9.e-]*\).*/\1/p' <<<"$result")
-  [[ -n "$psnr" ]] || { echo "run.sh: no psnr in the result: $result" >&2; exit 1; }
-  echo "run.sh: test PSNR $psnr dB; originals above reconstructions: $run_dir/checkpoints/reconstructions.png" >&2
+  psnr=$(sed -n 's/.*"eval\/psnr":\([0-9.e-]*\).*/\1/p' <<<"$summary")
+  [[ -n "$psnr" ]] || { echo "run.sh: no eval/psnr in the training summary: $summary" >&2; exit 1; }
+  echo "run.sh: test PSNR $psnr dB; originals above reconstructions: $run_dir/reconstructions.png" >&2
   echo "run.sh: encoding the training images to $run_dir/latents_train.h5 (the DiT family's input)" >&2
   "$build_dir/moh" encode "$run_dir" --out "$run_dir/latents_train.h5" "$all_cores" >&2
-  echo "$result"
+  echo "$summary"
 elif [[ $task == dit ]]; then
-  score=()
-  [[ ! -d runs/fid_classifier ]] || score=(eval.samples=1000 eval.sample_steps=25 eval.fid_classifier=runs/fid_classifier)
-  echo "run.sh: evaluating $run_dir${score:+ (and 1000 samples: FID with floor and ceiling, sample accuracy)}" >&2
-  result=$("$build_dir/moh" eval "$run_dir" "${score[@]}" "$all_cores" | tail -n 1)
-  mse=$(sed -n 's/.*"mse":\([0-9.e-]*\).*/\1/p' <<<"$result")
-  [[ -n "$mse" ]] || { echo "run.sh: no mse in the result: $result" >&2; exit 1; }
-  fid=$(sed -n 's/.*"fid":\([0-9.e-]*\).*/\1/p' <<<"$result")
+  mse=$(sed -n 's/.*"eval\/mse":\([0-9.e-]*\).*/\1/p' <<<"$summary")
+  [[ -n "$mse" ]] || { echo "run.sh: no eval/mse in the training summary: $summary" >&2; exit 1; }
+  fid=$(sed -n 's/.*"eval\/fid":\([0-9.e-]*\).*/\1/p' <<<"$summary")
   echo "run.sh: held-out noise-prediction MSE $mse (EMA weights)${fid:+; FID of 1000 samples $fid}" >&2
   "$build_dir/moh" sample "$run_dir" --out "$run_dir/samples" --num 100 --cfg 4 --steps 50 --sampler ddim \
     --crop 28 --seed 1 "$all_cores" >&2
   echo "run.sh: 100 samples, guidance 4, one class per column: $run_dir/samples/grid.png" >&2
-  echo "$result"
+  echo "$summary"
 else
   exec scripts/eval_vit.sh "$run_dir"
 fi
