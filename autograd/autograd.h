@@ -11,6 +11,7 @@
 #include "autograd/indexing_fns.h"
 #include "autograd/loss_fns.h"
 #include "autograd/matmul_fns.h"
+#include "autograd/moh_route_fns.h"
 #include "autograd/norm_fns.h"
 #include "autograd/reduce_fns.h"
 #include "autograd/resample_fns.h"

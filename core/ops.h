@@ -243,6 +243,25 @@ Tensor scatter_linear(const Tensor& src, const Tensor& index, const Tensor& offs
 GroupedLinearBackward scatter_linear_backward(const Tensor& grad_out, const Tensor& src, const Tensor& index,
                                               const Tensor& offsets, const Tensor& w);
 
+// ---------------------------------------------------------------- MoH routing
+// The learned MoH router of every token in one pass (layers/moh_routing.h has the formulas):
+// logits [N, C] are the token's [E router | hs shared-gate (only when hs > 1) | 2 stage-gate (only
+// when hs > 0)] columns, E = heads - shared, 1 <= topk <= E <= 128. Per token: p = softmax(router),
+// the top-k heads of p (NaN first, ties to the lower index), r = topk * p*m / max(sum(p*m), eps),
+// gates = r (shared == 0) or [a0 * s, a1 * r] with s = hs * softmax(shared) (1 when hs == 1) and
+// a = 2 * softmax(stage). A token's results do not depend on the others or on the thread count.
+struct MoHRoute {
+  Tensor gates;  // [N, heads]
+  Tensor probs;  // [N, E] p
+  Tensor mask;   // [N, E] 1 where selected, else 0 (the logits' dtype)
+  Tensor topk;   // [N, topk] int64 selected routed heads, ascending
+};
+MoHRoute moh_route(const Tensor& logits, int64_t heads, int64_t shared, int64_t topk, double eps);
+// d logits from d gates [N, heads] and d probs [N, E] (either undefined: zero); the clamp at eps passes
+// the gradient where the sum is >= eps. Recomputes the routing from the logits.
+Tensor moh_route_backward(const Tensor& grad_gates, const Tensor& grad_probs, const Tensor& logits, int64_t heads,
+                          int64_t shared, int64_t topk, double eps);
+
 // ---------------------------------------------------------------- image resampling (NCHW)
 // x [N, C, H, W] of a math float dtype, H and W >= 1 (N, C may be 0). Each output element of the
 // forward and each input element of the backward is computed by one thread in a fixed order, so

@@ -34,41 +34,32 @@ ag::Variable straight_through(const Tensor& mask, const ag::Variable& soft) {
                     [mask](const Tensor& g, const ag::Needs&) { return std::vector<Tensor>{mul(g, mask)}; });
 }
 
-// K * p*m / max(sum(p*m), eps) over the routed heads.
-ag::Variable renormalised(const ag::Variable& p, const Tensor& mask, int64_t k, double eps) {
-  ag::Variable pm = ag::mul(p, ag::Variable(mask));
-  ag::Variable denom = ag::clamp(ag::sum(pm, {1}, true), eps, std::nullopt);
-  return ag::mul(ag::div(pm, denom), double(k));
-}
-
 }  // namespace
 
 Routing learned_routing(const ag::Variable& x, const GateLayers& layers, const HeadSplit& split, bool training,
                         double eps, const BalanceReducer& reduce_load) {
-  const int64_t n = x.size(0);
   Routing out;
   if (split.topk == 0) {
     if (layers.shared_gate)
       out.gates = ag::mul(ag::softmax(layers.shared_gate->forward(x), 1), double(split.heads));
     return out;
   }
-  const int64_t hs = split.shared, k = split.topk, e = split.routed();
-  ag::Variable p = ag::softmax(layers.router->forward(x), 1);  // [N, E]
-  const Tensor mask = select_topk(p.data(), k, out);
-  out.probs = p.data();
-  ag::Variable r = renormalised(p, mask, k, eps);
-  if (hs == 0) {
-    out.gates = r;
-  } else {
-    ag::Variable s = hs == 1 ? ag::Variable(ones({n, 1}, x.dtype(), x.device()))
-                             : ag::mul(ag::softmax(layers.shared_gate->forward(x), 1), double(hs));
-    ag::Variable a = ag::mul(ag::softmax(layers.stage_gate->forward(x), 1), 2.0);  // [N, 2]
-    out.gates = ag::cat({ag::mul(ag::narrow(a, 1, 0, 1), s), ag::mul(ag::narrow(a, 1, 1, 1), r)}, 1);
-  }
+  // Every gate layer's logits from one GEMM ([W_r; W_s; W_h] x), then the fused router (core/ops.h:
+  // moh_route): softmaxes, top-k, renormalisation and gates in one pass over the tokens.
+  std::vector<ag::Variable> weights{layers.router->weight()};
+  if (layers.shared_gate) weights.push_back(layers.shared_gate->weight());
+  if (layers.stage_gate) weights.push_back(layers.stage_gate->weight());
+  const ag::Variable logits = linear(x, weights.size() == 1 ? weights[0] : ag::cat(weights, 0), ag::Variable());
+  ag::Route route = ag::moh_route(logits, split.heads, split.shared, split.topk, eps);
+  out.gates = route.gates;
+  out.probs = route.probs.data();
+  out.topk = route.topk;
+  out.topk_ids = route.topk.to_vector<int64_t>();
   if (training) {
-    Tensor mask_mean = mean(mask, {0});
-    if (reduce_load) reduce_load(mask_mean);
-    out.balance_loss = ag::mul(ag::sum(ag::mul(ag::mean(p, {0}), ag::Variable(mask_mean))), double(e));
+    Tensor load = mean(route.mask, {0});
+    if (reduce_load) reduce_load(load);
+    out.balance_loss =
+        ag::mul(ag::sum(ag::mul(ag::mean(route.probs, {0}), ag::Variable(load))), double(split.routed()));
   }
   return out;
 }

@@ -30,7 +30,7 @@ struct HeadSplit {
 struct Routing {
   ag::Variable gates;         // [N, H]; undefined = every gate is 1
   Tensor topk;                // [N, K] int64 routed-head ids in [0, E), ascending; undefined when K == 0
-  std::vector<int64_t> topk_ids;  // topk's values on the host, row-major (selection reads them anyway)
+  std::vector<int64_t> topk_ids;  // topk's values on the host, row-major (pack_routed_rows reads them)
   Tensor probs;               // [N, E] router (or query-norm) probabilities, values only
   ag::Variable balance_loss;  // 0-d; learned router in training with K > 0, else undefined
 };

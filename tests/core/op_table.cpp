@@ -127,6 +127,30 @@ OpEntry group_norm_entry() {
   };
 }
 
+// args: heads, shared, topk; input logits [N, columns]. Both differentiable outputs, gates and
+// probabilities, side by side (eps 1e-6; the selection is fixed for these seeds, away from ties).
+OpEntry moh_route_entry() {
+  return {
+      .name = "moh_route",
+      .forward = [](const Inputs& in, const Args& a) {
+        const ag::Route r = ag::moh_route(in[0], a[0], a[1], a[2], 1e-6);
+        return ag::cat({r.gates, r.probs}, 1);
+      },
+      .cases = {{"2 shared of 8, top 4", {{5, 10}}, {8, 2, 4}},
+                {"1 shared (no shared logits), top 2 of 5", {{4, 7}}, {6, 1, 2}},
+                {"no shared heads, top 3 of 6", {{4, 6}}, {6, 0, 3}},
+                {"3 shared, top 1 of 2", {{3, 7}}, {5, 3, 1}}},
+      .large_cases = {{"LLM-like: 4 shared of 32, top 24", {{2048, 34}}, {32, 4, 24}},
+                      {"ViT-like: 2 shared of 8, top 4", {{4096, 10}}, {8, 2, 4}}},
+      .float32_rtol = 1e-5,
+      .strided_rtol = 0,  // the op reads a contiguous copy
+      .sum_of_products = false,
+      .cuda = {{DType::Float32, 1e-5, 1e-6}, {DType::Float64, 1e-10, 1e-12}, {DType::BFloat16, 1.6e-2, 1e-3},
+               {DType::Float16, 2e-3, 1e-4}},
+      .cuda_same_bits = false,
+  };
+}
+
 Tensor permuted(const Tensor& t, uint64_t) {
   if (t.dim() < 2) return t;
   std::vector<int64_t> reversed(size_t(t.dim()));
@@ -163,7 +187,8 @@ std::vector<Tensor> with_layout(const Layout& layout, const std::vector<Tensor>&
 }
 
 const std::vector<OpEntry>& op_table() {
-  static const std::vector<OpEntry> table = {conv2d_entry(), upsample_entry(), avg_pool_entry(), group_norm_entry()};
+  static const std::vector<OpEntry> table = {conv2d_entry(), upsample_entry(), avg_pool_entry(), group_norm_entry(),
+                                             moh_route_entry()};
   return table;
 }
 
