@@ -246,8 +246,8 @@ GroupedLinearBackward scatter_linear_backward(const Tensor& grad_out, const Tens
 // ---------------------------------------------------------------- MoH routing
 // The learned MoH router of every token in one pass (layers/moh_routing.h has the formulas):
 // logits [N, C] are the token's [E router | hs shared-gate (only when hs > 1) | 2 stage-gate (only
-// when hs > 0)] columns, E = heads - shared, 1 <= topk <= E <= 128. Per token: p = softmax(router),
-// the top-k heads of p (NaN first, ties to the lower index), r = topk * p*m / max(sum(p*m), eps),
+// when hs > 0)] columns, E = heads - shared, 1 <= topk <= E <= 128, shared <= 128. Per token:
+// p = softmax(router), the top-k heads of p (NaN first, ties to the lower index), r = topk * p*m / max(sum(p*m), eps),
 // gates = r (shared == 0) or [a0 * s, a1 * r] with s = hs * softmax(shared) (1 when hs == 1) and
 // a = 2 * softmax(stage). A token's results do not depend on the others or on the thread count.
 struct MoHRoute {

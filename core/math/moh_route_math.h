@@ -6,10 +6,9 @@
 //   r = K * (p*m / max(S, eps)), s = hs * softmax(shared) (1 when hs == 1), a = 2 * softmax(stage),
 //   gates = r (hs == 0) or [a0 * s, a1 * r].
 // The backward takes d gates and d p (the balance loss reaches p) and returns d logits; the clamp at
-// eps passes the gradient where S >= eps, as ag::clamp. Every softmax value is recomputed from the
-// logits where it is needed (same expression, same bits), so a token needs O(1) scratch plus a
-// 128-bit selection mask: CUDA threads keep no per-head arrays. `Acc` is the arithmetic type (float
-// for the float types, double for double); T the storage type.
+// eps passes the gradient where S >= eps, as ag::clamp. A token keeps its softmaxes (E router and hs
+// shared values, at most 128 each) and a 128-bit selection mask in registers or local memory.
+// `Acc` is the arithmetic type (float for the float types, double for double); T the storage type.
 #pragma once
 
 #include <cstdint>
@@ -19,7 +18,7 @@
 
 namespace moh {
 
-// The widest routed head count (E) a token's selection mask holds.
+// The most routed (E) and shared (hs) heads a token's scratch holds.
 inline constexpr int64_t kMaxRoutedHeads = 128;
 
 struct RouteShape {
@@ -31,19 +30,18 @@ struct RouteShape {
   MOH_HOST_DEVICE int64_t columns() const { return routed() + shared_logits() + (shared > 0 ? 2 : 0); }
 };
 
-// scale * softmax(x[0..n)), value by value; n == 0 reads nothing (a gate the split does not have).
+// out[0..n) = scale * softmax(x[0..n)).
 template <class Acc, class T>
-struct ScaledSoftmax {
-  const T* x = nullptr;
-  Acc max = 0, sum = 0, scale = 1;
-  MOH_HOST_DEVICE MOH_FORCE_INLINE ScaledSoftmax(const T* row, int64_t n, Acc s) : x(row), scale(s) {
-    if (n == 0) return;
-    max = Acc(x[0]);
-    for (int64_t i = 1; i < n; ++i) max = Acc(x[i]) > max ? Acc(x[i]) : max;
-    for (int64_t i = 0; i < n; ++i) sum += softmax_exp(Acc(x[i]) - max);
+MOH_HOST_DEVICE MOH_FORCE_INLINE void route_softmax(const T* x, int64_t n, Acc scale, Acc* out) {
+  Acc max = Acc(x[0]), sum = 0;
+  for (int64_t i = 1; i < n; ++i) max = Acc(x[i]) > max ? Acc(x[i]) : max;
+  for (int64_t i = 0; i < n; ++i) {
+    out[i] = softmax_exp(Acc(x[i]) - max);
+    sum += out[i];
   }
-  MOH_HOST_DEVICE MOH_FORCE_INLINE Acc operator()(int64_t i) const { return softmax_exp(Acc(x[i]) - max) / sum * scale; }
-};
+  const Acc factor = scale / sum;
+  for (int64_t i = 0; i < n; ++i) out[i] *= factor;
+}
 
 struct HeadMask {
   uint64_t bits[kMaxRoutedHeads / 64] = {};
@@ -61,40 +59,36 @@ MOH_HOST_DEVICE MOH_FORCE_INLINE bool route_ranks_before(Acc a, Acc b) {
 template <class Acc, class T>
 struct RouteToken {
   RouteShape shape;
-  ScaledSoftmax<Acc, T> p, s, a;  // s only when hs > 1, a only when hs > 0
+  Acc p[kMaxRoutedHeads];  // router probabilities
+  Acc s[kMaxRoutedHeads];  // hs * softmax(shared logits) (hs > 1), else 1
+  Acc a[2] = {1, 1};       // 2 * softmax(stage logits) (hs > 0)
   HeadMask selected;
   Acc denom = 0;         // max(S, eps)
   bool clamped = false;  // S < eps: no gradient through S
 
-  MOH_HOST_DEVICE MOH_FORCE_INLINE RouteToken(const T* logits, const RouteShape& sh, Acc eps)
-      : shape(sh),
-        p(logits, sh.routed(), Acc(1)),
-        s(logits + sh.routed(), sh.shared_logits(), Acc(sh.shared)),
-        a(logits + sh.routed() + sh.shared_logits(), sh.shared > 0 ? 2 : 0, Acc(2)) {
-    const int64_t e = sh.routed();
+  MOH_HOST_DEVICE MOH_FORCE_INLINE RouteToken(const T* logits, const RouteShape& sh, Acc eps) : shape(sh) {
+    const int64_t e = sh.routed(), hl = sh.shared_logits();
+    route_softmax(logits, e, Acc(1), p);
+    if (hl > 0)
+      route_softmax(logits + e, hl, Acc(sh.shared), s);
+    else if (sh.shared == 1)
+      s[0] = 1;
+    if (sh.shared > 0) route_softmax(logits + e + hl, 2, Acc(2), a);
     for (int64_t j = 0; j < sh.topk; ++j) {
       int64_t best = -1;
-      Acc best_p = 0;
-      for (int64_t i = 0; i < e; ++i) {
-        if (selected.test(i)) continue;
-        const Acc v = p(i);
-        if (best < 0 || route_ranks_before(v, best_p)) best = i, best_p = v;
-      }
+      for (int64_t i = 0; i < e; ++i)
+        if (!selected.test(i) && (best < 0 || route_ranks_before(p[i], p[best]))) best = i;
       selected.set(best);
     }
     Acc sum = 0;
     for (int64_t i = 0; i < e; ++i)
-      if (selected.test(i)) sum += p(i);
+      if (selected.test(i)) sum += p[i];
     clamped = sum < eps;
     denom = clamped ? eps : sum;
   }
   // r_i (0 when unselected).
   MOH_HOST_DEVICE MOH_FORCE_INLINE Acc renormalised(int64_t i) const {
-    return selected.test(i) ? p(i) / denom * Acc(shape.topk) : Acc(0);
-  }
-  // The shared heads' s_j (1 when hs == 1).
-  MOH_HOST_DEVICE MOH_FORCE_INLINE Acc shared_scale(int64_t j) const {
-    return shape.shared > 1 ? s(j) : Acc(1);
+    return selected.test(i) ? p[i] / denom * Acc(shape.topk) : Acc(0);
   }
 };
 
@@ -105,12 +99,12 @@ MOH_HOST_DEVICE MOH_FORCE_INLINE void route_token_forward(const T* logits, const
   const RouteToken<Acc, T> t(logits, shape, eps);
   const int64_t e = shape.routed(), hs = shape.shared;
   for (int64_t i = 0, j = 0; i < e; ++i) {
-    probs[i] = T(t.p(i));
+    probs[i] = T(t.p[i]);
     mask[i] = T(t.selected.test(i) ? Acc(1) : Acc(0));
     if (t.selected.test(i)) ids[j++] = i;
   }
-  const Acc routed_scale = hs > 0 ? t.a(1) : Acc(1);
-  for (int64_t j = 0; j < hs; ++j) gates[j] = T(t.a(0) * t.shared_scale(j));
+  const Acc routed_scale = hs > 0 ? t.a[1] : Acc(1);
+  for (int64_t j = 0; j < hs; ++j) gates[j] = T(t.a[0] * t.s[j]);
   for (int64_t i = 0; i < e; ++i) gates[hs + i] = T(routed_scale * t.renormalised(i));
 }
 
@@ -122,35 +116,35 @@ MOH_HOST_DEVICE MOH_FORCE_INLINE void route_token_backward(const T* logits, cons
   const RouteToken<Acc, T> t(logits, shape, eps);
   const int64_t e = shape.routed(), hs = shape.shared, hl = shape.shared_logits(), k = shape.topk;
   const auto gate_grad = [&](int64_t h) { return grad_gates ? Acc(grad_gates[h]) : Acc(0); };
-  const Acc routed_scale = hs > 0 ? t.a(1) : Acc(1);
-  const auto dr = [&](int64_t i) { return routed_scale * gate_grad(hs + i); };
+  Acc dr[kMaxRoutedHeads];
+  for (int64_t i = 0; i < e; ++i) dr[i] = (hs > 0 ? t.a[1] : Acc(1)) * gate_grad(hs + i);
   if (hs > 0) {
     // a = 2 softmax(stage): d stage_k = a_k (da_k - sum_j a_j da_j / 2).
     Acc da0 = 0, da1 = 0;
-    for (int64_t j = 0; j < hs; ++j) da0 += gate_grad(j) * t.shared_scale(j);
+    for (int64_t j = 0; j < hs; ++j) da0 += gate_grad(j) * t.s[j];
     for (int64_t i = 0; i < e; ++i) da1 += gate_grad(hs + i) * t.renormalised(i);
-    const Acc a0 = t.a(0), a1 = t.a(1), stage_dot = (a0 * da0 + a1 * da1) / Acc(2);
-    grad_logits[e + hl] = T(a0 * (da0 - stage_dot));
-    grad_logits[e + hl + 1] = T(a1 * (da1 - stage_dot));
+    const Acc stage_dot = (t.a[0] * da0 + t.a[1] * da1) / Acc(2);
+    grad_logits[e + hl] = T(t.a[0] * (da0 - stage_dot));
+    grad_logits[e + hl + 1] = T(t.a[1] * (da1 - stage_dot));
     if (hl > 0) {  // s = hs softmax(shared), ds_j = a0 d gate_j
       Acc shared_dot = 0;
-      for (int64_t j = 0; j < hs; ++j) shared_dot += t.s(j) * a0 * gate_grad(j);
+      for (int64_t j = 0; j < hs; ++j) shared_dot += t.s[j] * t.a[0] * gate_grad(j);
       shared_dot /= Acc(hs);
-      for (int64_t j = 0; j < hs; ++j) grad_logits[e + j] = T(t.s(j) * (a0 * gate_grad(j) - shared_dot));
+      for (int64_t j = 0; j < hs; ++j) grad_logits[e + j] = T(t.s[j] * (t.a[0] * gate_grad(j) - shared_dot));
     }
   }
   // r_i = K pm_i / D: d pm_i = K dr_i / D - [S >= eps] K sum_j dr_j pm_j / D^2; d p = m d pm + d probs.
   Acc dot = 0;
   for (int64_t i = 0; i < e; ++i)
-    if (t.selected.test(i)) dot += dr(i) * t.p(i);
-  const Acc through_sum = t.clamped ? Acc(0) : Acc(k) * dot / (t.denom * t.denom);
-  const auto dp = [&](int64_t i) {
-    const Acc dpm = t.selected.test(i) ? Acc(k) * dr(i) / t.denom - through_sum : Acc(0);
-    return dpm + (grad_probs ? Acc(grad_probs[i]) : Acc(0));
-  };
+    if (t.selected.test(i)) dot += dr[i] * t.p[i];
+  const Acc through_sum = t.clamped ? Acc(0) : Acc(k) * dot / (t.denom * t.denom), per_dr = Acc(k) / t.denom;
   Acc router_dot = 0;
-  for (int64_t i = 0; i < e; ++i) router_dot += t.p(i) * dp(i);
-  for (int64_t i = 0; i < e; ++i) grad_logits[i] = T(t.p(i) * (dp(i) - router_dot));
+  for (int64_t i = 0; i < e; ++i) {  // dr becomes d p
+    const Acc dpm = t.selected.test(i) ? per_dr * dr[i] - through_sum : Acc(0);
+    dr[i] = dpm + (grad_probs ? Acc(grad_probs[i]) : Acc(0));
+    router_dot += t.p[i] * dr[i];
+  }
+  for (int64_t i = 0; i < e; ++i) grad_logits[i] = T(t.p[i] * (dr[i] - router_dot));
 }
 
 }  // namespace moh

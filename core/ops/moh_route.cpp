@@ -15,8 +15,8 @@ RouteShape check_route(const char* op, const Tensor& logits, int64_t heads, int6
   MOH_CHECK(shared >= 0 && shared < heads, op, ": shared heads ", shared, " must be in [0, heads = ", heads, ")");
   MOH_CHECK(topk >= 1 && topk <= shape.routed(), op, ": topk ", topk, " must be in [1, ", shape.routed(),
             "] (the routed heads)");
-  MOH_CHECK(shape.routed() <= kMaxRoutedHeads, op, ": at most ", kMaxRoutedHeads, " routed heads, got ",
-            shape.routed());
+  MOH_CHECK(shape.routed() <= kMaxRoutedHeads && shared <= kMaxRoutedHeads, op, ": at most ", kMaxRoutedHeads,
+            " routed and ", kMaxRoutedHeads, " shared heads, got ", shape.routed(), " and ", shared);
   MOH_CHECK(eps > 0, op, ": eps must be positive, got ", eps);
   MOH_CHECK(logits.dim() == 2 && logits.size(1) == shape.columns(), op, ": expected logits [N, ", shape.columns(),
             "] (", shape.routed(), " router", shape.shared_logits() ? str_cat(" + ", shape.shared_logits(), " shared")

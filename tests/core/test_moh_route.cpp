@@ -119,7 +119,8 @@ TEST(MoHRoute, RejectsBadSplitsAndShapes) {
   fails_with([&] { moh_route(logits, 8, 1, 2, 1e-6); }, "expected logits [N, 9] (7 router + 2 stage columns)");
   fails_with([&] { moh_route(logits, 8, 2, 2, 0.0); }, "eps must be positive");
   fails_with([&] { moh_route(zeros({4, 10}, DType::Int64), 8, 2, 2, 1e-6); }, "expected logits to be float32");
-  fails_with([&] { moh_route(zeros({2, 131}, DType::Float32), 130, 0, 2, 1e-6); }, "at most 128 routed heads");
+  fails_with([&] { moh_route(zeros({2, 131}, DType::Float32), 130, 0, 2, 1e-6); }, "at most 128 routed and 128 shared");
+  fails_with([&] { moh_route(zeros({2, 137}, DType::Float32), 135, 130, 2, 1e-6); }, "got 5 and 130");
   fails_with([&] { moh_route_backward(zeros({4, 7}), Tensor(), logits, 8, 2, 4, 1e-6); },
              "expected grad_gates [4, 8]");
 }
