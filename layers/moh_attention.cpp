@@ -16,14 +16,6 @@ std::shared_ptr<Linear> gate_layer(int64_t dim, int64_t out, DType dtype, Genera
   return std::make_shared<Linear>(LinearOptions{dim, out, false, WeightInit::TruncNormal, 0.02, dtype}, gen);
 }
 
-// [B, Hkv, T, Dh] -> [B, Hkv * group, T, Dh], each K/V head repeated for the `group` query heads
-// reading it (a copy; only for shared heads that split a K/V group, see forward_sparse).
-ag::Variable repeat_kv_heads(const ag::Variable& t, int64_t group) {
-  const Shape s = t.shape();
-  ag::Variable repeated = ag::expand(ag::unsqueeze(t, 2), {s[0], s[1], group, s[2], s[3]});
-  return ag::reshape(repeated, {s[0], s[1] * group, s[2], s[3]});
-}
-
 }  // namespace
 
 MoHAttention::MoHAttention(const AttentionOptions& attention, const MoHOptions& moh, Generator& gen)
@@ -113,86 +105,50 @@ ag::Variable MoHAttention::forward_dense(const ag::Variable& x, const Tensor& po
 ag::Variable MoHAttention::forward_sparse(const ag::Variable& x, const Tensor& pos, Routing& routing,
                                           KvCache* cache) {
   const int64_t batch = x.size(0), tokens = x.size(1), n = batch * tokens;
-  const int64_t h = num_heads(), hs = split_.shared, e = split_.routed(), dh = head_dim(), dim = options().dim;
+  const int64_t h = num_heads(), dh = head_dim(), dim = options().dim;
   const bool gathered = gathered_projections();
   const int64_t first_position = cache ? cache->length() : 0;  // of these tokens, for the causal mask
 
-  // Queries of the selected (token, routed head) rows, shared-head queries, and every key/value
-  // attended (with a cache: every cached position, these tokens' appended).
-  ag::Variable q_shared, q_rows, k, v;
-  RoutedRows rows;
+  // The query rows of every active (token, head) pair, shared or routed, packed by head; and every key and
+  // value attended (with a cache: every cached position, these tokens' appended).
+  ag::Variable q_rows, k, v;
+  ActiveRows rows;
   if (gathered) {
     auto [k_new, v_new] = keys_values(x, pos);
     std::tie(k, v) = attended_keys_values(k_new, v_new, cache);
-    rows = pack_routed_rows(routing.topk_ids, x.device(), batch, tokens, split_, first_position);
-    auto [w, b] = qkv_rows(hs * dh, e * dh);
+    rows = pack_active_rows(routing.topk_ids, x.device(), batch, tokens, split_, first_position);
+    auto [w, b] = qkv_rows(0, h * dh);
     q_rows = ag::gather_linear(ag::reshape(x, {n, dim}), rows.token_index, rows.head_offsets,
-                               ag::view(w, {e, dh, dim}), b.defined() ? ag::view(b, {e, dh}) : ag::Variable());
+                               ag::view(w, {h, dh, dim}), b.defined() ? ag::view(b, {h, dh}) : ag::Variable());
     const Tensor rope_pos = pos.defined() ? pos.reshape({n}).contiguous() : Tensor();
     q_rows = prepare_query_rows(q_rows, rope_pos.defined() ? index_select(rope_pos, 0, rows.token_index) : Tensor());
-    if (hs > 0) {
-      auto [ws, bs] = qkv_rows(0, hs * dh);
-      q_shared = prepare_queries(ag::view(linear(x, ws, bs), {batch, tokens, hs, dh}), pos);
-    }
   } else {
     // One fused projection of every query, key and value (the query-norm router scores them all).
     Heads heads = split_heads(qkv_->forward(x), pos);
     ag::Variable q_tokens = ag::reshape(ag::permute(heads.q, {0, 2, 1, 3}), {n, h, dh});
     if (moh_.router == MoHRouter::QueryNorm) routing = query_norm_routing(q_tokens, split_, moh_.eps);
-    rows = pack_routed_rows(routing.topk_ids, x.device(), batch, tokens, split_, first_position);
+    rows = pack_active_rows(routing.topk_ids, x.device(), batch, tokens, split_, first_position);
     q_rows = ag::index_select(ag::reshape(q_tokens, {n * h, dh}), 0, rows.pair_index);
-    if (hs > 0) q_shared = ag::narrow(heads.q, 1, 0, hs);
     std::tie(k, v) = attended_keys_values(heads.k, heads.v, cache);
   }
 
-  // Shared and routed keys/values: one split node each, whose backward writes both gradients in one
-  // pass (two narrows would each scatter into a zero tensor of the full shape, then be added). With
-  // grouped-query attention the shared heads [0, hs) read the first hs / group K/V heads and the
-  // routed ones the rest, in place; only when hs is not a multiple of the group does one K/V head
-  // serve both sides, and then both read repeated copies.
-  int64_t group = h / num_kv_heads();
-  if (hs % group != 0) {
-    k = repeat_kv_heads(k, group);
-    v = repeat_kv_heads(v, group);
-    group = 1;
-  }
-  ag::Variable k_shared, v_shared, k_routed = k, v_routed = v;
-  if (hs > 0) {
-    const int64_t kv_shared = hs / group, kv_routed = k.size(1) - kv_shared;
-    const std::vector<ag::Variable> ks = ag::split(k, {kv_shared, kv_routed}, 1),
-                                    vs = ag::split(v, {kv_shared, kv_routed}, 1);
-    k_shared = ks[0], k_routed = ks[1], v_shared = vs[0], v_routed = vs[1];
-  }
-
-  // Attention: routed heads on their selected rows only, shared heads densely; outputs gated.
-  ag::Variable o_rows = ag::attention_packed(q_rows, rows.row_offsets, rows.q_pos, k_routed, v_routed, scale(),
-                                             options().causal, e);
-  if (routing.gates.defined())
-    o_rows = ag::mul(o_rows, ag::unsqueeze(ag::index_select(ag::reshape(routing.gates, {n * h}), 0, rows.pair_index), 1));
-  ag::Variable o_shared;
-  if (hs > 0) {
-    o_shared = ag::permute(ag::attention(q_shared, k_shared, v_shared, scale(), options().causal),
-                           {0, 2, 1, 3});  // [B, T, hs, Dh]
-    if (routing.gates.defined())
-      o_shared = ag::mul(o_shared, ag::view(ag::narrow(routing.gates, 1, 0, hs), {batch, tokens, hs, 1}));
+  // One attention call over every active row (query head h reads its K/V head in place); outputs gated.
+  ag::Variable o_rows = ag::attention_packed(q_rows, rows.row_offsets, rows.q_pos, k, v, scale(), options().causal, h);
+  if (routing.gates.defined()) {
+    ag::Variable row_gates = ag::index_select(ag::reshape(routing.gates, {n * h}), 0, rows.pair_index);
+    o_rows = ag::mul(o_rows, ag::unsqueeze(row_gates, 1));
   }
 
   // Output projection.
   if (!gathered) {
     // Unselected (token, head) pairs enter W_O as zero rows: one GEMM over every head.
-    ag::Variable routed = ag::view(
-        ag::index_add(ag::Variable(zeros({n * e, dh}, o_rows.dtype(), o_rows.device())), 0, rows.routed_index, o_rows),
-        {batch, tokens, e, dh});
-    ag::Variable all = hs > 0 ? ag::cat({o_shared, routed}, 2) : routed;
+    ag::Variable all =
+        ag::index_add(ag::Variable(zeros({n * h, dh}, o_rows.dtype(), o_rows.device())), 0, rows.pair_index, o_rows);
     return proj_->forward(ag::reshape(all, {batch, tokens, h * dh}));
   }
-  const ag::Variable& w_out = proj_->weight();  // [dim, H * Dh]
-  ag::Variable w_routed = ag::permute(ag::view(ag::narrow(w_out, 1, hs * dh, e * dh), {dim, e, dh}), {1, 0, 2});
-  ag::Variable y = ag::view(ag::scatter_linear(o_rows, rows.token_index, rows.head_offsets, w_routed, n),
+  ag::Variable w_heads = ag::permute(ag::view(proj_->weight(), {dim, h, dh}), {1, 0, 2});  // [H, dim, Dh]
+  ag::Variable y = ag::view(ag::scatter_linear(o_rows, rows.token_index, rows.head_offsets, w_heads, n),
                             {batch, tokens, dim});
-  if (hs > 0)
-    return ag::add(y, linear(ag::reshape(o_shared, {batch, tokens, hs * dh}), ag::narrow(w_out, 1, 0, hs * dh),
-                             proj_->bias()));
   return proj_->bias().defined() ? ag::add(y, proj_->bias()) : y;
 }
 

@@ -3,10 +3,10 @@
 // layers of the learned router (`router`, `shared_gate`, `stage_gate`), a balance loss returned
 // with the output, and routing statistics. Routing math: moh_routing.h.
 // Two executions that agree numerically: Dense computes every head and multiplies by its gate;
-// Sparse computes, for each routed head, only the tokens that selected it: their query
-// projections (gather_linear), their attention rows (attention_packed) and their slice of the
-// output projection (scatter_linear); shared heads run densely. Keys and values are computed for
-// every token and head in both. Decoding (forward_cached) routes only the new tokens and reads the
+// Sparse computes only the active (token, head) pairs, shared heads' and the selected routed ones, packed
+// by head (pack_active_rows): their query projections (gather_linear), their attention rows (one
+// attention_packed call over all heads) and their slices of the output projection (scatter_linear). Keys
+// and values are computed for every token and head in both. Decoding (forward_cached) routes only the new tokens and reads the
 // keys and values of earlier positions from the cache, in either execution.
 #pragma once
 

@@ -79,30 +79,38 @@ Routing query_norm_routing(const ag::Variable& q, const HeadSplit& split, double
   return out;
 }
 
-RoutedRows pack_routed_rows(const std::vector<int64_t>& sel, Device device, int64_t batch, int64_t tokens,
+ActiveRows pack_active_rows(const std::vector<int64_t>& sel, Device device, int64_t batch, int64_t tokens,
                             const HeadSplit& split, int64_t first_position) {
-  const int64_t k = split.topk, e = split.routed(), n = batch * tokens;
-  MOH_CHECK(int64_t(sel.size()) == n * k, "pack_routed_rows: expected the ", n, " x ", k, " selected heads of ", batch,
-            " x ", tokens, " tokens, got ", sel.size());
-  std::vector<int64_t> counts(size_t(e * batch + 1), 0);
-  for (int64_t i = 0; i < n * k; ++i) ++counts[size_t(sel[size_t(i)] * batch + (i / k) / tokens + 1)];
+  const int64_t h = split.heads, k = split.topk, hs = k == 0 ? h : split.shared, n = batch * tokens;
+  MOH_CHECK(int64_t(sel.size()) == n * k, "pack_active_rows: expected the ", n, " x ", k, " selected heads of ",
+            batch, " x ", tokens, " tokens, got ", sel.size());
+  std::vector<int64_t> counts(size_t(h * batch + 1), 0);  // counts[g + 1]: rows of group g = head * B + b
+  for (int64_t head = 0; head < hs; ++head)
+    for (int64_t b = 0; b < batch; ++b) counts[size_t(head * batch + b + 1)] = tokens;
+  for (int64_t i = 0; i < n * k; ++i) {
+    const int64_t e = sel[size_t(i)];
+    MOH_CHECK(e >= 0 && e < h - hs, "pack_active_rows: selected head ", e, " of token ", i / k, " is not in [0, ",
+              h - hs, ")");
+    ++counts[size_t((hs + e) * batch + (i / k) / tokens + 1)];
+  }
   for (size_t g = 1; g < counts.size(); ++g) counts[g] += counts[g - 1];  // now group start offsets
   std::vector<int64_t> next(counts.begin(), counts.end() - 1);
-  std::vector<int64_t> token_index(size_t(n * k)), q_pos(size_t(n * k)), pair_index(size_t(n * k)),
-      routed_index(size_t(n * k));
-  for (int64_t token = 0; token < n; ++token)  // token order keeps each group ascending
-    for (int64_t j = 0; j < k; ++j) {
-      const int64_t head = sel[size_t(token * k + j)];
-      const int64_t r = next[size_t(head * batch + token / tokens)]++;
-      token_index[size_t(r)] = token;
-      q_pos[size_t(r)] = first_position + token % tokens;
-      pair_index[size_t(r)] = token * split.heads + split.shared + head;
-      routed_index[size_t(r)] = token * e + head;
-    }
-  std::vector<int64_t> head_offsets(size_t(e + 1));
-  for (int64_t h = 0; h <= e; ++h) head_offsets[size_t(h)] = counts[size_t(h * batch)];
+  const size_t rows = size_t(counts.back());
+  std::vector<int64_t> token_index(rows), q_pos(rows), pair_index(rows);
+  auto place = [&](int64_t token, int64_t head) {
+    const int64_t r = next[size_t(head * batch + token / tokens)]++;
+    token_index[size_t(r)] = token;
+    q_pos[size_t(r)] = first_position + token % tokens;
+    pair_index[size_t(r)] = token * h + head;
+  };
+  for (int64_t token = 0; token < n; ++token) {  // token order keeps each group ascending
+    for (int64_t head = 0; head < hs; ++head) place(token, head);
+    for (int64_t j = 0; j < k; ++j) place(token, hs + sel[size_t(token * k + j)]);
+  }
+  std::vector<int64_t> head_offsets(size_t(h + 1));
+  for (int64_t head = 0; head <= h; ++head) head_offsets[size_t(head)] = counts[size_t(head * batch)];
   auto index = [&](const std::vector<int64_t>& v) { return from_vector(v, {int64_t(v.size())}, DType::Int64, device); };
-  return {index(token_index), index(q_pos), index(pair_index), index(routed_index), index(counts), index(head_offsets)};
+  return {index(token_index), index(q_pos), index(pair_index), index(counts), index(head_offsets)};
 }
 
 RoutingStats routing_stats(const Routing& routing, const HeadSplit& split, int64_t tokens) {

@@ -30,7 +30,7 @@ struct HeadSplit {
 struct Routing {
   ag::Variable gates;         // [N, H]; undefined = every gate is 1
   Tensor topk;                // [N, K] int64 routed-head ids in [0, E), ascending; undefined when K == 0
-  std::vector<int64_t> topk_ids;  // topk's values on the host, row-major (pack_routed_rows reads them)
+  std::vector<int64_t> topk_ids;  // topk's values on the host, row-major (pack_active_rows reads them)
   Tensor probs;               // [N, E] router (or query-norm) probabilities, values only
   ag::Variable balance_loss;  // 0-d; learned router in training with K > 0, else undefined
 };
@@ -53,21 +53,21 @@ Routing learned_routing(const ag::Variable& x, const GateLayers& layers, const H
 // q [N, H, Dh] (prepared queries of every head).
 Routing query_norm_routing(const ag::Variable& q, const HeadSplit& split, double eps);
 
-// The selected (token, routed head) pairs in execution order: grouped by routed head, then by
-// batch, tokens ascending inside a group. Row r is token token_index[r] = b * T + t at position
-// q_pos[r] = first_position + t for routed head e (first_position: the cached positions before
-// these tokens when decoding); pair_index[r] = token * H + hs + e indexes a flat [N * H] array
-// and routed_index[r] = token * E + e a flat [N * E] array of routed heads only.
-struct RoutedRows {
-  Tensor token_index;   // [R] int64
+// The active (token, head) pairs in execution order: every shared head's token and each token's selected
+// routed heads, grouped by head h in [0, H), then by batch, tokens ascending inside a group. Row r is token
+// token_index[r] = b * T + t at position q_pos[r] = first_position + t (first_position: the cached
+// positions before these tokens when decoding); pair_index[r] = token * H + h indexes a flat [N * H] array.
+// A shared head's group holds every token of its batch element.
+struct ActiveRows {
+  Tensor token_index;   // [R] int64, R = N * (hs + K)
   Tensor q_pos;         // [R] int64
   Tensor pair_index;    // [R] int64
-  Tensor routed_index;  // [R] int64
-  Tensor row_offsets;   // [E * B + 1] int64, group g = e * B + b (attention_packed's order)
-  Tensor head_offsets;  // [E + 1] int64 (gather_linear / scatter_linear groups)
+  Tensor row_offsets;   // [H * B + 1] int64, group g = h * B + b (attention_packed's order)
+  Tensor head_offsets;  // [H + 1] int64 (gather_linear / scatter_linear groups)
 };
-// From the host copy of the [N, K] selection (Routing::topk_ids); the index tensors go to `device`.
-RoutedRows pack_routed_rows(const std::vector<int64_t>& topk_ids, Device device, int64_t batch, int64_t tokens,
+// From the host copy of the [N, K] selection (Routing::topk_ids, routed-head ids in [0, E)); the index
+// tensors go to `device`.
+ActiveRows pack_active_rows(const std::vector<int64_t>& topk_ids, Device device, int64_t batch, int64_t tokens,
                             const HeadSplit& split, int64_t first_position = 0);
 
 // How a layer routed its last batch (MoHAttention::last_stats computes it on demand: it reads the

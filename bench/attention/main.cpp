@@ -123,22 +123,16 @@ double core_moh_ms(int64_t batch, int64_t seq, int64_t topk, int64_t reps) {
   Generator gen(1);
   const HeadSplit split{kHeads, kShared, topk};
   Tensor qkv = normal({batch, seq, 3, kHeads, kHeadDim}, 0, 1, gen);
-  Tensor q = qkv.select(2, 0).permute({0, 2, 1, 3}), k = qkv.select(2, 1).permute({0, 2, 1, 3});
-  Tensor v = qkv.select(2, 2).permute({0, 2, 1, 3});
-  RoutedRows rows =
-      pack_routed_rows(random_topk(batch * seq, kHeads - kShared, topk, gen), Device::cpu(), batch, seq, split);
+  Tensor k = qkv.select(2, 1).permute({0, 2, 1, 3}), v = qkv.select(2, 2).permute({0, 2, 1, 3});
+  ActiveRows rows =
+      pack_active_rows(random_topk(batch * seq, kHeads - kShared, topk, gen), Device::cpu(), batch, seq, split);
   Tensor q_tokens = qkv.select(2, 0).reshape({batch * seq * kHeads, kHeadDim});  // [N * H, Dh] view
-  Tensor grad_shared = normal({batch, kShared, seq, kHeadDim}, 0, 1, gen);
   Tensor grad_rows = normal({rows.token_index.numel(), kHeadDim}, 0, 1, gen);
-  Tensor qs = q.narrow(1, 0, kShared), ks = k.narrow(1, 0, kShared), vs = v.narrow(1, 0, kShared);
-  Tensor kr = k.narrow(1, kShared, kHeads - kShared), vr = v.narrow(1, kShared, kHeads - kShared);
   const double scale = 1.0 / 8.0;
   return median_ms([&] {
-    AttentionForward fs = attention(qs, ks, vs, scale, false);
-    attention_backward(grad_shared, qs, ks, vs, fs, scale, false);
     Tensor q_rows = index_select(q_tokens, 0, rows.pair_index);
-    AttentionForward fr = attention_packed(q_rows, rows.row_offsets, rows.q_pos, kr, vr, scale, false);
-    attention_packed_backward(grad_rows, q_rows, rows.row_offsets, rows.q_pos, kr, vr, fr, scale, false);
+    AttentionForward f = attention_packed(q_rows, rows.row_offsets, rows.q_pos, k, v, scale, false, kHeads);
+    attention_packed_backward(grad_rows, q_rows, rows.row_offsets, rows.q_pos, k, v, f, scale, false, kHeads);
   }, reps);
 }
 
@@ -173,8 +167,8 @@ double layer_flop_ratio(int64_t seq, int64_t topk) {
 double projections_ms(int64_t tokens, int64_t topk, bool gathered, int64_t reps) {
   Generator gen(6);
   const int64_t routed = kHeads - kShared;
-  const RoutedRows rows =
-      pack_routed_rows(random_topk(tokens, routed, topk, gen), Device::cpu(), 1, tokens, {kHeads, kShared, topk});
+  const ActiveRows rows =  // the routed heads only
+      pack_active_rows(random_topk(tokens, routed, topk, gen), Device::cpu(), 1, tokens, {routed, 0, topk});
   const int64_t r = gathered ? rows.token_index.numel() : tokens * routed;
   ag::Variable wq(normal({routed * kHeadDim, kDim}, 0, 0.02, gen), true);
   ag::Variable wo(normal({kDim, routed * kHeadDim}, 0, 0.02, gen), true);
