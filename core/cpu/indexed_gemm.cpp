@@ -42,6 +42,9 @@ template <class T>
 constexpr int64_t kNr = 2 * kLanes<T>;  // columns of a register tile: two vectors
 constexpr int64_t kKc = 256, kNc = 256;  // k and n extents of a packed B block
 constexpr int64_t kMc = 32 * kMr;        // rows of a packed (transposed) A block
+constexpr int64_t kPrefetchColumns = 8;  // how far ahead a transposed B's columns are fetched while packing
+template <class T>
+constexpr int64_t kLineElements = int64_t(64 / sizeof(T));  // elements of a 64-byte cache line
 
 template <class T>
 Vec<T> load(const T* p) {
@@ -80,6 +83,7 @@ template <class T, class ASource>
 void micro_kernel(int64_t kc, ASource a, const T* b, const T* const* init, T* const* out) {
   constexpr int64_t L = kLanes<T>, NR = kNr<T>;
   Vec<T> acc[kMr][2];
+#pragma GCC unroll 6
   for (int64_t i = 0; i < kMr; ++i) {
     acc[i][0] = init[i] ? load(init[i]) : Vec<T>{};
     acc[i][1] = init[i] ? load(init[i] + L) : Vec<T>{};
@@ -93,7 +97,8 @@ void micro_kernel(int64_t kc, ASource a, const T* b, const T* const* init, T* co
       acc[i][1] += ai * b1;
     }
   }
-  for (int64_t i = 0; i < kMr; ++i) {
+#pragma GCC unroll 6
+  for (int64_t i = 0; i < kMr; ++i) {  // unrolled, so that acc stays in registers
     store(out[i], acc[i][0]);
     store(out[i] + L, acc[i][1]);
   }
@@ -104,29 +109,53 @@ void micro_kernel(int64_t kc, ASource a, const T* b, const T* const* init, T* co
 // X[index]^T, which a tile reading MR of them per row would fetch through the same cache sets).
 template <class T>
 void pack_a_columns(const MatrixView<const T>& a, int64_t i0, int64_t mc, int64_t p0, int64_t kc, T* dst) {
+  const int64_t whole = mc / kMr, rest = mc - whole * kMr;
   for (int64_t p = 0; p < kc; ++p) {
     const T* src = &a.at(i0, p0 + p);
-    for (int64_t t = 0; t * kMr < mc; ++t) {
-      T* d = dst + t * kc * kMr + p * kMr;
-      const int64_t valid = std::min(kMr, mc - t * kMr);
-      for (int64_t i = 0; i < valid; ++i) d[i] = src[t * kMr + i];
-      for (int64_t i = valid; i < kMr; ++i) d[i] = T(0);
-    }
+    T* d = dst + p * kMr;
+    for (int64_t t = 0; t < whole; ++t, d += kc * kMr) std::memcpy(d, src + t * kMr, sizeof(T) * kMr);
+    if (rest == 0) continue;
+    for (int64_t i = 0; i < rest; ++i) d[i] = src[whole * kMr + i];
+    for (int64_t i = rest; i < kMr; ++i) d[i] = T(0);
   }
 }
 
 // Packs B[p0, p0 + kc) x [j0, j0 + nc) into NR-column micro-panels [tile][kc][NR], zero past column n.
+// Rows with contiguous columns are copied row by row (a gathered row is read once, front to back), the
+// columns of a transposed B column by column; other views element by element, a column tile at a time.
 template <class T>
 void pack_b(const MatrixView<const T>& b, int64_t n, int64_t p0, int64_t kc, int64_t j0, int64_t nc, T* dst) {
   constexpr int64_t NR = kNr<T>;
-  for (int64_t t = 0; t * NR < nc; ++t, dst += kc * NR) {
-    const int64_t c0 = j0 + t * NR, valid = std::max<int64_t>(0, std::min({NR, n - c0, nc - t * NR}));
+  const int64_t tiles = (nc + NR - 1) / NR;
+  auto valid_columns = [&](int64_t t) { return std::max<int64_t>(0, std::min({NR, n - j0 - t * NR, nc - t * NR})); };
+  if (b.col_stride == 1 && !b.col_index && valid_columns(tiles - 1) == NR) {
+    for (int64_t p = 0; p < kc; ++p) {
+      const T* src = &b.at(p0 + p, j0);
+      for (int64_t t = 0; t < tiles; ++t) std::memcpy(dst + (t * kc + p) * NR, src + t * NR, sizeof(T) * NR);
+    }
+    return;
+  }
+  if (b.row_stride == 1 && !b.row_index) {  // a transposed B: each column is contiguous along k
+    for (int64_t t = 0; t < tiles; ++t, dst += kc * NR) {
+      const int64_t valid = valid_columns(t);
+      for (int64_t jj = 0; jj < valid; ++jj) {
+        const int64_t j = j0 + t * NR + jj;
+        if (j + kPrefetchColumns < n) {  // columns lie a row stride apart: too far for the hardware prefetcher
+          const T* ahead = &b.at(p0, j + kPrefetchColumns);
+          for (int64_t p = 0; p < kc; p += kLineElements<T>) __builtin_prefetch(ahead + p);
+        }
+        const T* src = &b.at(p0, j);
+        for (int64_t p = 0; p < kc; ++p) dst[p * NR + jj] = src[p];
+      }
+      for (int64_t jj = valid; jj < NR; ++jj)
+        for (int64_t p = 0; p < kc; ++p) dst[p * NR + jj] = T(0);
+    }
+    return;
+  }
+  for (int64_t t = 0; t < tiles; ++t, dst += kc * NR) {
+    const int64_t c0 = j0 + t * NR, valid = valid_columns(t);
     for (int64_t p = 0; p < kc; ++p) {
       T* d = dst + p * NR;
-      if (b.col_stride == 1 && !b.col_index && valid == NR) {
-        std::memcpy(d, &b.at(p0 + p, c0), sizeof(T) * NR);
-        continue;
-      }
       for (int64_t jj = 0; jj < valid; ++jj) d[jj] = b.at(p0 + p, c0 + jj);
       for (int64_t jj = valid; jj < NR; ++jj) d[jj] = T(0);
     }
