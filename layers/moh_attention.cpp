@@ -48,11 +48,15 @@ double MoHAttention::active_share() const {
   return double(split_.shared + split_.topk) / double(split_.heads);
 }
 
-// Auto switches to per-head gathered projections only when each routed head serves at most this
-// share of the tokens: above it, one dense GEMM beats many gathered ones on this CPU (measured with
-// bench/attention: at 32 x 64 heads gathered wins at 50% active, dense at 75% and 90%; the in-place
-// grouped GEMM narrowed the gap at 75% without closing it, docs/results/moh_speed.md).
-constexpr double kGatheredShare = 0.5;
+// Auto picks the per-head gathered projections by shape (never by timing: the two differ in their last bits,
+// so the choice must be the same on every run). They do K/E of the dense FLOPs at somewhat lower efficiency
+// (indexed GEMMs over a head's rows against one large BLAS GEMM), and the gap widens for narrow heads, whose
+// head dimension is the short side of every per-head product. Measured with bench/attention and a ViT-tiny
+// layer on an AMD EPYC (docs/results/moh_speed.md): at 32 heads of 64 gathered wins at 50% and 75% of the
+// routed heads and loses at 90%; at 8 heads of 16 it wins at 50% only.
+constexpr double kGatheredShare = 0.5;       // any head size
+constexpr double kGatheredShareWide = 0.75;  // heads of at least kWideHeadDim
+constexpr int64_t kWideHeadDim = 64;
 
 bool MoHAttention::gathered_projections() const {
   if (moh_.router == MoHRouter::QueryNorm) return false;  // it projects every query to score the heads
@@ -61,7 +65,8 @@ bool MoHAttention::gathered_projections() const {
     case MoHProjections::Dense: return false;
     case MoHProjections::Auto: break;
   }
-  return double(split_.topk) <= kGatheredShare * double(split_.routed());
+  const double share = head_dim() >= kWideHeadDim ? kGatheredShareWide : kGatheredShare;
+  return double(split_.topk) <= share * double(split_.routed());
 }
 
 AttentionOutput MoHAttention::attend(const ag::Variable& x, const Tensor& pos, KvCache* cache) {

@@ -25,7 +25,8 @@ enum class MoHRouter { Learned, QueryNorm };
 //            added into place (core/cpu/indexed_gemm.h; fewest FLOPs);
 // Dense    - one GEMM over every token and routed head, keeping the selected query rows and feeding
 //            unselected (token, head) pairs to W_O as zeros (full FLOPs, one large efficient GEMM);
-// Auto     - Gathered when a token keeps at most kGatheredShare of the routed heads, else Dense.
+// Auto     - Gathered when a token keeps at most half of the routed heads (three quarters with heads of 64 or
+//            more dimensions), else Dense: a rule by shape, so that every run makes the same choice.
 // The query-norm router always projects densely (it scores every head's query).
 // Both give the same values; the attention core is sparse either way.
 enum class MoHProjections { Auto, Gathered, Dense };

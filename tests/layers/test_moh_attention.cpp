@@ -282,6 +282,22 @@ TEST(MoHRouting, ActiveRowsAreGroupedByHeadThenBatchInTokenOrder) {
                      {"pack_active_rows", "selected head 3 of token 3", "[0, 3)"});
 }
 
+TEST(MoHAttention, AutoProjectionsChooseByShare) {
+  // Gathered at most half of the routed heads; up to three quarters with heads of 64 dimensions or more.
+  Generator gen(0);
+  auto gathered = [&](int64_t heads, int64_t head_dim, int64_t shared, int64_t topk) {
+    AttentionOptions a;
+    a.dim = heads * head_dim;
+    a.num_heads = heads;
+    return MoHAttention(a, {shared, topk}, gen).gathered_projections();
+  };
+  EXPECT_TRUE(gathered(8, 16, 2, 3));    // 3 of 6
+  EXPECT_FALSE(gathered(8, 16, 2, 4));   // 4 of 6 with narrow heads
+  EXPECT_TRUE(gathered(4, 64, 0, 3));    // 3 of 4 with 64-wide heads
+  EXPECT_FALSE(gathered(5, 64, 0, 4));   // 4 of 5
+  EXPECT_FALSE(gathered(4, 32, 0, 3));   // 3 of 4 with 32-wide heads
+}
+
 TEST(MoHAttention, RejectsInvalidOptionsAndInputs) {
   Config c{"", 4, 1, 1, 0, 4, false, false, false, MoHRouter::Learned};
   Generator gen(1);
