@@ -5,9 +5,11 @@
 #include "autograd/tape.h"
 
 #include <atomic>
+#include <chrono>
 #include <unordered_map>
 
 #include "autograd/grad_mode.h"
+#include "autograd/profile.h"
 #include "core/factory.h"
 #include "core/ops.h"
 
@@ -36,6 +38,7 @@ struct Node {
   std::vector<OutputMeta> outputs;
   std::vector<int64_t> finalizes;  // leaves first consumed here: final once this node has run
   BackwardFn backward;
+  const char* phase = nullptr;  // the profiler's phase open when recorded (profile.h)
 };
 
 std::atomic<uint64_t> next_generation{1};
@@ -85,6 +88,10 @@ void finalize_leaf(const std::shared_ptr<detail::VariableImpl>& impl, Tensor g) 
   Variable handle(impl);
   const size_t num_hooks = impl->hooks.size();  // hooks added by a hook wait for the next backward
   for (size_t i = 0; i < num_hooks; ++i) impl->hooks[i](handle);
+}
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
 void run_node(Node& node, std::vector<Tensor>& slots, std::vector<Tensor>& pending) {
@@ -160,7 +167,7 @@ std::vector<Variable> record_multi(const char* op, std::vector<Tensor> outputs,
         "thread; detach() it or recompute it");
   }
   for (const Tensor& t : outputs) MOH_CHECK(t.defined(), op, ": undefined output");
-  Node node{op, {}, {}, {}, std::move(backward)};
+  Node node{op, {}, {}, {}, std::move(backward), active_profiler() ? active_profiler()->open_phase() : nullptr};
   node.inputs.resize(inputs.size());
   for (size_t j = 0; j < inputs.size(); ++j) {
     const Variable& v = inputs[j];
@@ -233,13 +240,19 @@ void backward(const Variable& loss, Tensor grad_out) {
   std::vector<Tensor> slots(size_t(local.num_slots));
   std::vector<Tensor> pending(local.leaves.size());
   slots[size_t(impl.slot)] = std::move(grad_out);
+  PhaseProfiler* profiler = active_profiler();
+  if (profiler) profiler->charge_forward();
   while (!local.nodes.empty()) {
+    const auto start = profiler ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     Node& node = local.nodes.back();
     run_node(node, slots, pending);
     for (int64_t leaf : node.finalizes)
       finalize_leaf(local.leaves[size_t(leaf)], std::move(pending[size_t(leaf)]));
+    const char* phase = node.phase;
     local.nodes.pop_back();  // frees the saved tensors now
+    if (profiler) profiler->add_backward(phase, ms_since(start));
   }
+  if (profiler) profiler->skip_to_now();
 }
 
 void clear_tape() { tape = Tape(); }

@@ -1,10 +1,12 @@
 // MoHAttention: routing, then the dense or the sparse execution (see moh_attention.h).
 #include "layers/moh_attention.h"
 
+#include <optional>
 #include <tuple>
 #include <utility>
 
 #include "autograd/autograd.h"
+#include "autograd/profile.h"
 #include "core/factory.h"
 #include "core/ops.h"
 
@@ -72,10 +74,12 @@ bool MoHAttention::gathered_projections() const {
 AttentionOutput MoHAttention::attend(const ag::Variable& x, const Tensor& pos, KvCache* cache) {
   const int64_t batch = x.size(0), tokens = x.size(1);
   Routing routing;
-  if (moh_.router == MoHRouter::Learned)
+  if (moh_.router == MoHRouter::Learned) {
+    ag::ProfileScope phase(kRoutingPhase);
     routing = learned_routing(ag::reshape(x, {batch * tokens, options().dim}),
                               {router_.get(), shared_gate_.get(), stage_gate_.get()}, split_,
                               is_training() && !cache, moh_.eps, balance_reducer_);
+  }
   const bool sparse = moh_.execution == MoHExecution::Sparse && split_.topk > 0;
   ag::Variable out = sparse ? forward_sparse(x, pos, routing, cache) : forward_dense(x, pos, routing, cache);
   // The routing's values move to last_routing_ (the balance loss goes back to the caller).
@@ -97,13 +101,20 @@ const RoutingStats& MoHAttention::last_stats() const {
 ag::Variable MoHAttention::forward_dense(const ag::Variable& x, const Tensor& pos, Routing& routing,
                                          KvCache* cache) {
   const int64_t batch = x.size(0), tokens = x.size(1), h = num_heads();
+  std::optional<ag::ProfileScope> phase(std::in_place, kProjectionsPhase);
   Heads heads = split_heads(qkv_->forward(x), pos);
-  if (moh_.router == MoHRouter::QueryNorm)
+  if (moh_.router == MoHRouter::QueryNorm) {
+    phase.emplace(kRoutingPhase);
     routing = query_norm_routing(ag::reshape(ag::permute(heads.q, {0, 2, 1, 3}), {batch * tokens, h, head_dim()}),
                                  split_, moh_.eps);
+    phase.emplace(kProjectionsPhase);
+  }
   auto [k, v] = attended_keys_values(heads.k, heads.v, cache);
+  phase.emplace(kAttentionPhase);
   ag::Variable o = ag::permute(ag::attention(heads.q, k, v, scale(), options().causal), {0, 2, 1, 3});
+  phase.emplace(kRowMovesPhase);
   if (routing.gates.defined()) o = ag::mul(o, ag::view(routing.gates, {batch, tokens, h, 1}));
+  phase.emplace(kProjectionsPhase);
   return proj_->forward(ag::reshape(o, {batch, tokens, h * head_dim()}));
 }
 
@@ -118,10 +129,13 @@ ag::Variable MoHAttention::forward_sparse(const ag::Variable& x, const Tensor& p
   // value attended (with a cache: every cached position, these tokens' appended).
   ag::Variable q_rows, k, v;
   ActiveRows rows;
+  std::optional<ag::ProfileScope> phase(std::in_place, kProjectionsPhase);
   if (gathered) {
     auto [k_new, v_new] = keys_values(x, pos);
     std::tie(k, v) = attended_keys_values(k_new, v_new, cache);
+    phase.emplace(kRoutingPhase);
     rows = pack_active_rows(routing.topk_ids, x.device(), batch, tokens, split_, first_position);
+    phase.emplace(kProjectionsPhase);
     auto [w, b] = qkv_rows(0, h * dh);
     q_rows = ag::gather_linear(ag::reshape(x, {n, dim}), rows.token_index, rows.head_offsets,
                                ag::view(w, {h, dh, dim}), b.defined() ? ag::view(b, {h, dh}) : ag::Variable());
@@ -131,14 +145,18 @@ ag::Variable MoHAttention::forward_sparse(const ag::Variable& x, const Tensor& p
     // One fused projection of every query, key and value (the query-norm router scores them all).
     Heads heads = split_heads(qkv_->forward(x), pos);
     ag::Variable q_tokens = ag::reshape(ag::permute(heads.q, {0, 2, 1, 3}), {n, h, dh});
+    std::tie(k, v) = attended_keys_values(heads.k, heads.v, cache);
+    phase.emplace(kRoutingPhase);
     if (moh_.router == MoHRouter::QueryNorm) routing = query_norm_routing(q_tokens, split_, moh_.eps);
     rows = pack_active_rows(routing.topk_ids, x.device(), batch, tokens, split_, first_position);
+    phase.emplace(kRowMovesPhase);
     q_rows = ag::index_select(ag::reshape(q_tokens, {n * h, dh}), 0, rows.pair_index);
-    std::tie(k, v) = attended_keys_values(heads.k, heads.v, cache);
   }
 
   // One attention call over every active row (query head h reads its K/V head in place); outputs gated.
+  phase.emplace(kAttentionPhase);
   ag::Variable o_rows = ag::attention_packed(q_rows, rows.row_offsets, rows.q_pos, k, v, scale(), options().causal, h);
+  phase.emplace(kRowMovesPhase);
   if (routing.gates.defined()) {
     ag::Variable row_gates = ag::index_select(ag::reshape(routing.gates, {n * h}), 0, rows.pair_index);
     o_rows = ag::mul(o_rows, ag::unsqueeze(row_gates, 1));
@@ -149,8 +167,10 @@ ag::Variable MoHAttention::forward_sparse(const ag::Variable& x, const Tensor& p
     // Unselected (token, head) pairs enter W_O as zero rows: one GEMM over every head.
     ag::Variable all =
         ag::index_add(ag::Variable(zeros({n * h, dh}, o_rows.dtype(), o_rows.device())), 0, rows.pair_index, o_rows);
+    phase.emplace(kProjectionsPhase);
     return proj_->forward(ag::reshape(all, {batch, tokens, h * dh}));
   }
+  phase.emplace(kProjectionsPhase);
   ag::Variable w_heads = ag::permute(ag::view(proj_->weight(), {dim, h, dh}), {1, 0, 2});  // [H, dim, Dh]
   ag::Variable y = ag::view(ag::scatter_linear(o_rows, rows.token_index, rows.head_offsets, w_heads, n),
                             {batch, tokens, dim});

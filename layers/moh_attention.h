@@ -6,8 +6,8 @@
 // Sparse computes only the active (token, head) pairs, shared heads' and the selected routed ones, packed
 // by head (pack_active_rows): their query projections (gather_linear), their attention rows (one
 // attention_packed call over all heads) and their slices of the output projection (scatter_linear). Keys
-// and values are computed for every token and head in both. Decoding (forward_cached) routes only the new tokens and reads the
-// keys and values of earlier positions from the cache, in either execution.
+// and values are computed for every token and head in both. Decoding (forward_cached) routes only the new
+// tokens and reads the keys and values of earlier positions from the cache, in either execution.
 #pragma once
 
 #include <optional>
@@ -17,6 +17,10 @@
 #include "layers/multi_head_attention.h"
 
 namespace moh {
+
+// MoH's profile phases beside kProjectionsPhase and kAttentionPhase (multi_head_attention.h).
+inline constexpr const char* kRoutingPhase = "routing";     // gate GEMM, moh_route, balance loss, row packing
+inline constexpr const char* kRowMovesPhase = "row moves";  // sparse: query rows gathered, gates, outputs scattered
 
 enum class MoHExecution { Dense, Sparse };
 enum class MoHRouter { Learned, QueryNorm };

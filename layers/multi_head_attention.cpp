@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "autograd/autograd.h"
+#include "autograd/profile.h"
 #include "core/factory.h"
 #include "core/ops.h"
 
@@ -148,9 +149,12 @@ KvCache MultiHeadAttention::make_cache(int64_t batch, int64_t max_length) const 
 
 AttentionOutput MultiHeadAttention::attend(const ag::Variable& x, const Tensor& pos, KvCache* cache) {
   const int64_t batch = x.size(0), tokens = x.size(1);
+  std::optional<ag::ProfileScope> phase(std::in_place, kProjectionsPhase);
   Heads heads = split_heads(qkv_->forward(x), pos);
   auto [k, v] = attended_keys_values(heads.k, heads.v, cache);
+  phase.emplace(kAttentionPhase);
   ag::Variable o = ag::attention(heads.q, k, v, scale(), options_.causal);  // [B, H, T, Dh]
+  phase.emplace(kProjectionsPhase);
   ag::Variable merged = ag::reshape(ag::permute(o, {0, 2, 1, 3}), {batch, tokens, -1});  // a view: no copy
   return {proj_->forward(merged), {}};
 }

@@ -18,6 +18,10 @@
 
 namespace moh {
 
+// The phases an attention layer's time is profiled under (autograd/profile.h, bench/attention --scope profile).
+inline constexpr const char* kProjectionsPhase = "projections";  // the q, k, v and output projections
+inline constexpr const char* kAttentionPhase = "attention";      // the attention core
+
 struct AttentionOptions {
   int64_t dim = 0;
   int64_t num_heads = 0;

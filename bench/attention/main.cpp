@@ -13,8 +13,11 @@
 // K/V repeated to 16 heads by expand + reshape (what the layers did before the op read K/V heads
 // in place) and on the 4 heads read in place, and of the whole MultiHeadAttention layer; median
 // time and the CPU allocator's peak bytes above what the step's inputs hold.
+// --scope profile splits the layer's step (MHA and MoH at each share, Auto projections) into the phases the
+// layers mark (autograd/profile.h): routing, projections, attention, row moves and the rest, forward +
+// backward, the median of each over the reps.
 // Usage: moh_bench_attention [--seq 256,512] [--tokens 2048] [--layer-tokens 1024] [--reps 3]
-//                            [--scope core|layer|both|projections|gqa] [--json]
+//                            [--scope core|layer|both|projections|gqa|profile] [--json]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -28,6 +31,7 @@
 #include <nlohmann/json.hpp>
 
 #include "autograd/autograd.h"
+#include "autograd/profile.h"
 #include "core/allocator.h"
 #include "core/factory.h"
 #include "core/ops.h"
@@ -47,7 +51,7 @@ const Share kShares[] = {{"90", 25}, {"75", 20}, {"50", 12}};
 struct Args {
   std::vector<int64_t> seqs{256, 512};
   int64_t tokens = 2048, layer_tokens = 1024, reps = 3;
-  bool core = true, layer = true, projections = false, gqa = false, json = false;
+  bool core = true, layer = true, projections = false, gqa = false, profile = false, json = false;
 };
 
 Args parse(int argc, char** argv) {
@@ -70,9 +74,10 @@ Args parse(int argc, char** argv) {
       a.reps = std::stoll(value());
     } else if (arg == "--scope") {
       std::string s = value();
-      MOH_CHECK(s == "core" || s == "layer" || s == "both" || s == "projections" || s == "gqa",
-                "moh_bench_attention: --scope must be core, layer, both, projections or gqa");
+      MOH_CHECK(s == "core" || s == "layer" || s == "both" || s == "projections" || s == "gqa" || s == "profile",
+                "moh_bench_attention: --scope must be core, layer, both, projections, gqa or profile");
       a.gqa = s == "gqa";
+      a.profile = s == "profile";
       a.projections = s == "projections";
       a.core = s == "core" || s == "both";
       a.layer = s == "layer" || s == "both";
@@ -136,17 +141,20 @@ double core_moh_ms(int64_t batch, int64_t seq, int64_t topk, int64_t reps) {
   }, reps);
 }
 
+// One training step of the layer: forward, a loss weighting the output by w (plus the balance loss), backward.
+void layer_step(MultiHeadAttention& layer, const Tensor& x, const ag::Variable& w) {
+  for (auto& p : layer.parameters()) p.zero_grad();
+  ag::Variable xv(x, true);
+  AttentionOutput out = layer.forward(xv);
+  ag::Variable loss = ag::sum(ag::mul(out.out, w));
+  if (out.balance_loss.defined()) loss = ag::add(loss, ag::mul(out.balance_loss, 0.01));
+  ag::backward(loss);
+}
+
 double layer_ms(MultiHeadAttention& layer, const Tensor& x, int64_t reps) {
   Generator gen(3);
   ag::Variable w(normal(x.shape(), 0, 1, gen));
-  return median_ms([&] {
-    for (auto& p : layer.parameters()) p.zero_grad();
-    ag::Variable xv(x, true);
-    AttentionOutput out = layer.forward(xv);
-    ag::Variable loss = ag::sum(ag::mul(out.out, w));
-    if (out.balance_loss.defined()) loss = ag::add(loss, ag::mul(out.balance_loss, 0.01));
-    ag::backward(loss);
-  }, reps);
+  return median_ms([&] { layer_step(layer, x, w); }, reps);
 }
 
 // Ideal FLOP ratio of the sparse MoH layer to MHA (forward and backward scale alike): q and
@@ -204,6 +212,66 @@ void run_projections(const Args& args) {
     std::printf("%-7s %14.1f %14.1f %9.3f %9.3f\n", (std::string(s.name) + "%").c_str(), dense, gathered,
                 gathered / dense, ideal);
     js[s.name] = {{"dense_ms", dense}, {"gathered_ms", gathered}, {"ratio", gathered / dense}, {"ideal", ideal}};
+  }
+  if (args.json) std::printf("%s\n", js.dump().c_str());
+}
+
+// ---------------------------------------------------------------- --scope profile
+// Median forward + backward ms of each phase of the layer step (after one warm-up step).
+std::map<std::string, double> layer_phase_ms(MultiHeadAttention& layer, const Tensor& x, int64_t reps) {
+  Generator gen(3);
+  ag::Variable w(normal(x.shape(), 0, 1, gen));
+  layer_step(layer, x, w);
+  std::map<std::string, std::vector<double>> samples;
+  for (int64_t r = 0; r < reps; ++r) {
+    ag::PhaseProfiler profiler;
+    layer_step(layer, x, w);
+    for (const auto& [phase, t] : profiler.phases()) samples[phase].push_back(t.forward_ms + t.backward_ms);
+  }
+  std::map<std::string, double> median;
+  for (auto& [phase, t] : samples) {
+    std::sort(t.begin(), t.end());
+    median[phase] = t[t.size() / 2];
+  }
+  return median;
+}
+
+void run_profile(const Args& args) {
+  const char* phases[] = {kRoutingPhase, kProjectionsPhase, kAttentionPhase, kRowMovesPhase, ag::kRestPhase};
+  std::printf("moh_bench_attention --scope profile: %lld heads x %lld, %lld shared, %lld tokens per step, %d threads; "
+              "median ms per phase (forward + backward)\n",
+              (long long)kHeads, (long long)kHeadDim, (long long)kShared, (long long)args.layer_tokens, num_threads());
+  nlohmann::json js;
+  for (int64_t seq : args.seqs) {
+    std::printf("\n%-5s %-10s", "seq", "variant");
+    for (const char* p : phases) std::printf(" %12s", p);
+    std::printf(" %9s %8s\n", "sum", "vs MHA");
+    Generator gen(2);
+    AttentionOptions opts;
+    opts.dim = kDim;
+    opts.num_heads = kHeads;
+    const Tensor x = normal({std::max<int64_t>(1, args.layer_tokens / seq), seq, kDim}, 0, 1, gen);
+    double mha_sum = 0;
+    auto report = [&](const std::string& variant, MultiHeadAttention& layer) {
+      const std::map<std::string, double> ms = layer_phase_ms(layer, x, args.reps);
+      double sum = 0;
+      std::printf("%-5lld %-10s", (long long)seq, variant.c_str());
+      for (const char* p : phases) {
+        const double t = ms.count(p) ? ms.at(p) : 0.0;
+        sum += t;
+        std::printf(" %12.1f", t);
+        js[std::to_string(seq)][variant][p] = t;
+      }
+      if (mha_sum == 0) mha_sum = sum;
+      std::printf(" %9.1f %8.3f\n", sum, sum / mha_sum);
+      js[std::to_string(seq)][variant]["sum"] = sum;
+    };
+    MultiHeadAttention mha(opts, gen);
+    report("MHA", mha);
+    for (const Share& s : kShares) {
+      MoHAttention layer(opts, {kShared, s.topk, MoHExecution::Sparse}, gen);
+      report(std::string("MoH ") + s.name + "% " + (layer.gathered_projections() ? "g" : "d"), layer);
+    }
   }
   if (args.json) std::printf("%s\n", js.dump().c_str());
 }
@@ -310,6 +378,10 @@ int main(int argc, char** argv) {
     }
     if (args.projections) {
       run_projections(args);
+      return 0;
+    }
+    if (args.profile) {
+      run_profile(args);
       return 0;
     }
     std::vector<Row> rows;
