@@ -8,6 +8,10 @@ namespace {
 
 thread_local PhaseProfiler* current = nullptr;
 
+double ms_between(std::chrono::steady_clock::time_point from, std::chrono::steady_clock::time_point to) {
+  return std::chrono::duration<double, std::milli>(to - from).count();
+}
+
 }  // namespace
 
 PhaseProfiler::PhaseProfiler() : last_(std::chrono::steady_clock::now()) {
@@ -24,8 +28,12 @@ const std::map<std::string, PhaseTime>& PhaseProfiler::phases() {
 
 void PhaseProfiler::charge_forward() {
   const auto now = std::chrono::steady_clock::now();
-  times_[phase_].forward_ms += std::chrono::duration<double, std::milli>(now - last_).count();
+  times_[phase_].forward_ms += ms_between(last_, now);
   last_ = now;
+}
+
+void PhaseProfiler::add_backward(const char* phase, std::chrono::steady_clock::time_point start) {
+  times_[phase ? phase : kRestPhase].backward_ms += ms_between(start, std::chrono::steady_clock::now());
 }
 
 void PhaseProfiler::skip_to_now() { last_ = std::chrono::steady_clock::now(); }

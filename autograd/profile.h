@@ -36,7 +36,8 @@ class PhaseProfiler {
   void skip_to_now();     // the time since the last charge is nobody's forward (backward ran)
   const char* open_phase() const { return phase_; }
   void set_open_phase(const char* phase) { phase_ = phase; }
-  void add_backward(const char* phase, double ms) { times_[phase ? phase : kRestPhase].backward_ms += ms; }
+  // The time since `start` to `phase`'s backward (kRestPhase when null).
+  void add_backward(const char* phase, std::chrono::steady_clock::time_point start);
 
  private:
   std::map<std::string, PhaseTime> times_;

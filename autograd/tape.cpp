@@ -90,10 +90,6 @@ void finalize_leaf(const std::shared_ptr<detail::VariableImpl>& impl, Tensor g) 
   for (size_t i = 0; i < num_hooks; ++i) impl->hooks[i](handle);
 }
 
-double ms_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-}
-
 void run_node(Node& node, std::vector<Tensor>& slots, std::vector<Tensor>& pending) {
   std::vector<Tensor> grad_outputs(node.outputs.size());
   bool reached = false;
@@ -167,7 +163,8 @@ std::vector<Variable> record_multi(const char* op, std::vector<Tensor> outputs,
         "thread; detach() it or recompute it");
   }
   for (const Tensor& t : outputs) MOH_CHECK(t.defined(), op, ": undefined output");
-  Node node{op, {}, {}, {}, std::move(backward), active_profiler() ? active_profiler()->open_phase() : nullptr};
+  const PhaseProfiler* profiler = active_profiler();
+  Node node{op, {}, {}, {}, std::move(backward), profiler ? profiler->open_phase() : nullptr};
   node.inputs.resize(inputs.size());
   for (size_t j = 0; j < inputs.size(); ++j) {
     const Variable& v = inputs[j];
@@ -250,7 +247,7 @@ void backward(const Variable& loss, Tensor grad_out) {
       finalize_leaf(local.leaves[size_t(leaf)], std::move(pending[size_t(leaf)]));
     const char* phase = node.phase;
     local.nodes.pop_back();  // frees the saved tensors now
-    if (profiler) profiler->add_backward(phase, ms_since(start));
+    if (profiler) profiler->add_backward(phase, start);
   }
   if (profiler) profiler->skip_to_now();
 }

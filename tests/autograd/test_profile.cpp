@@ -32,8 +32,8 @@ TEST(PhaseProfiler, ChargesForwardAndBackwardTimeToTheirPhases) {
     sleep_ms(20);
     {
       ProfileScope inner("inner");
-      sleep_ms(40);
-      y = slow_double(x, 30);
+      sleep_ms(200);
+      y = slow_double(x, 200);
     }
     y = slow_double(y, 0);
   }
@@ -42,13 +42,13 @@ TEST(PhaseProfiler, ChargesForwardAndBackwardTimeToTheirPhases) {
   const auto& phases = profiler.phases();
   ASSERT_TRUE(phases.count("outer") && phases.count("inner") && phases.count(kRestPhase));
   const PhaseTime outer = phases.at("outer"), inner = phases.at("inner"), rest = phases.at(kRestPhase);
-  EXPECT_GE(inner.forward_ms, 40);
+  EXPECT_GE(inner.forward_ms, 200);
   EXPECT_GE(outer.forward_ms, 20);
-  EXPECT_LT(outer.forward_ms, 40) << "the inner scope's time is not the outer's";
-  EXPECT_GE(inner.backward_ms, 30) << "the slow node was recorded in inner";
-  EXPECT_LT(outer.backward_ms, 30);
+  EXPECT_LT(outer.forward_ms, 200) << "the inner scope's time is not the outer's";
+  EXPECT_GE(inner.backward_ms, 200) << "the slow node was recorded in inner";
+  EXPECT_LT(outer.backward_ms, 200);
   EXPECT_GE(rest.forward_ms, 5);
-  EXPECT_LT(rest.forward_ms, 30) << "the backward's time is nobody's forward";
+  EXPECT_LT(rest.forward_ms, 200) << "the backward's time is nobody's forward";
   EXPECT_DOUBLE_EQ(x.grad().to_vector<double>()[0], 4.0);
 }
 
