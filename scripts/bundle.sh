@@ -9,7 +9,8 @@
 #                 come from the host (run.sh --host-libs prints the pattern)
 #   source/       what the tests read from the source tree: configs/, docs/, tests/reference/fixtures/
 #   run.sh        the launcher (scripts/bundle_run.sh): sets the library path and the test data paths
-#   gpu_check.sh  the GPU check (scripts/gpu_check.sh)
+#   gpu_check.sh  the GPU check (scripts/gpu_check.sh) and its crash-isolating test runner
+#                 (scripts/gtest_isolated.sh)
 #   BUILD_INFO    source commit, build folder, CUDA backend, glibc and CUDA versions of the build machine
 # The CUDA runtime is linked statically into libmoh_core.so, so the host needs only a driver that
 # supports the build's CUDA version and that version's cuBLAS and NCCL (its toolkit, or PyTorch's
@@ -72,7 +73,7 @@ strip --strip-unneeded "$out"/bin/* "$out"/lib/libmoh_core.so*
 cp -r "$src/configs" "$src/docs" "$out/source/"
 cp -r "$src/tests/reference/fixtures" "$out/source/tests/reference/"
 cp "$src/scripts/bundle_run.sh" "$out/run.sh"
-cp "$src/scripts/gpu_check.sh" "$out/gpu_check.sh"
+cp "$src/scripts/gpu_check.sh" "$src/scripts/gtest_isolated.sh" "$out/"
 {
   echo "source: $(git -C "$src" describe --always --dirty 2>/dev/null || echo unknown)"
   echo "build: $build ($(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt"))"

@@ -8,12 +8,18 @@
 #   BUNDLE_OR_BUILD_DIR  default: the folder of this script when it is a bundle, else <repo>/build
 #   OUT_DIR              default: $OUT when set, else ./gpu_check_logs
 # Steps (time limit): libraries of every program found (30 s); nvidia-smi when present (20 s); the
-# CUDA tests of moh_tests, every suite or test whose name says Cuda/CUDA/Gpu/GPU (270 s); the NCCL
-# tests of moh_dist_tests in one process (60 s); moh_bench_cuda --json (180 s). The limits add up to
-# 560 s, and a step that outlives its limit is killed at most 10 s later.
+# CUDA tests of moh_tests, every suite or test whose name says Cuda/CUDA/Gpu/GPU, with MOH_CUDA_SYNC=1 so
+# an asynchronous fault names its kernel (180 s); compute-sanitizer's memcheck on each of the first two
+# tests that crashed or poisoned the CUDA context, when compute-sanitizer is there (35 s each); the NCCL
+# tests of moh_dist_tests (40 s); moh_bench_cuda --json (90 s). The limits add up to 430 s, so a
+# 15-minute device lease has room for a machine's start and a second check after a fix.
+# The test steps run through gtest_isolated.sh: a test that crashes, hangs (45 s without output) or
+# poisons the CUDA context gets that verdict, and a fresh process runs the tests after it.
 # Exit status 0 only when every step passed and the CUDA tests ran on a GPU (tests that skip because
 # no device is visible fail the check).
-# OUT_DIR files: env.log, cuda_tests.log, nccl_tests.log, bench_cuda.log, bench_cuda.json, summary.txt
+# OUT_DIR files (8, what a device run brings back): env.log, cuda_tests.log, nccl_tests.log,
+# test_results.txt (a verdict per test), sanitizer.log (when memcheck ran), bench_cuda.log,
+# bench_cuda.json, summary.txt
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 if [[ -n ${1:-} ]]; then
@@ -37,14 +43,14 @@ else
   echo "gpu_check.sh: $dir is neither a bundle (run.sh, bin/) nor a build folder (moh_tests)" >&2
   exit 2
 fi
+program() {  # name: the command line that runs a program of the bundle or build, into the array cmd
+  if [[ $kind == bundle ]]; then cmd=("$dir/run.sh" "$1"); else cmd=("$dir/$1"); fi
+}
 limited() {  # seconds program args...: a program of the bundle or build under a time limit (124: timed out)
-  local limit=$1 p=$2
+  local limit=$1 cmd
+  program "$2"
   shift 2
-  if [[ $kind == bundle ]]; then
-    timeout -k 10 "$limit" "$dir/run.sh" "$p" "$@"
-  else
-    timeout -k 10 "$limit" "$dir/$p" "$@"
-  fi
+  timeout -k 10 "$limit" "${cmd[@]}" "$@"
 }
 
 rows=()
@@ -60,24 +66,29 @@ verdict() {  # exit status -> result word
 }
 add_row() {  # step result passed failed skipped seconds
   rows+=("$(printf '%-12s %-10s %7s %7s %8s %8s' "$@")")
-  [[ $2 == ok ]] || failed=1
+  [[ $2 == ok || $2 == done ]] || failed=1
 }
 
-# Step: a gtest program under a time limit; counts the per-test result lines (so a crash or timeout
-# still shows how far it got).
-gtest_step() {  # name limit log program filter
-  local name=$1 limit=$2 log=$3 prog=$4 filter=$5 start rc result passed failures skipped
+# Step: a gtest program's selected tests through gtest_isolated.sh within a time budget; the counts come
+# from its verdict per test, so a crash or hang still shows how far it got and which test it was.
+# Every step's verdicts are appended to test_results.txt.
+gtest_step() {  # name budget log program filter
+  local name=$1 budget=$2 log=$3 filter=$5 start rc result cmd results
+  program "$4"
+  results=$(mktemp)
   start=$(now)
-  limited "$limit" "$prog" --gtest_filter="$filter" > "$out/$log" 2>&1
+  MOH_CUDA_SYNC=1 "$here/gtest_isolated.sh" "$results" "$out/$log" "$budget" 45 "$filter" "${cmd[@]}" \
+    >> "$out/$log" 2>&1
   rc=$?
   result=$(verdict $rc)
-  passed=$(grep -c '^\[       OK \]' "$out/$log")
-  failures=$(grep -cE '^\[  FAILED  \] .* \([0-9]+ ms\)$' "$out/$log")
-  skipped=$(grep -cE '^\[  SKIPPED \] .* \([0-9]+ ms\)$' "$out/$log")
   if [[ $result == ok ]] && grep -qE 'no CUDA device on this machine|CPU-only build' "$out/$log"; then
     result="NO-GPU"
   fi
-  add_row "$name" "$result" "$passed" "$failures" "$skipped" "$(seconds_since "$start")"
+  add_row "$name" "$result" "$(grep -c '^ok ' "$results")" \
+    "$(grep -cE '^(failed|crashed|hung|poisoned|not-run) ' "$results")" \
+    "$(grep -c '^skipped ' "$results")" "$(seconds_since "$start")"
+  cat "$results" >> "$out/test_results.txt"
+  rm -f "$results"
 }
 
 # Libraries and the device, into env.log.
@@ -107,13 +118,27 @@ if command -v nvidia-smi > /dev/null; then
   gpu=$(timeout 20 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -n 1)
 fi
 
-gtest_step "cuda tests" 270 cuda_tests.log moh_tests '*Cuda*:*CUDA*:*Gpu*:*GPU*'
-gtest_step "nccl tests" 60 nccl_tests.log moh_dist_tests 'Nccl*'
+: > "$out/test_results.txt"
+gtest_step "cuda tests" 180 cuda_tests.log moh_tests '*Cuda*:*CUDA*:*Gpu*:*GPU*'
+
+# memcheck on the first two tests that crashed or poisoned the context: where the bad access is.
+sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2> /dev/null)
+mapfile -t broken < <(awk '$1 == "crashed" || $1 == "poisoned" { print $2 }' "$out/test_results.txt" | head -n 2)
+if [[ -n $sanitizer && ${#broken[@]} -gt 0 ]]; then
+  start=$(now)
+  program moh_tests
+  for t in "${broken[@]}"; do
+    echo "=== memcheck: $t"
+    MOH_CUDA_SYNC=1 timeout -k 5 35 "$sanitizer" --tool memcheck --print-limit 12 "${cmd[@]}" --gtest_filter="$t"
+  done > "$out/sanitizer.log" 2>&1
+  add_row memcheck done "${#broken[@]}" - - "$(seconds_since "$start")"  # the tests' failures are counted above
+fi
+gtest_step "nccl tests" 40 nccl_tests.log moh_dist_tests 'Nccl*'
 
 bench_summary="moh_bench_cuda: not built (a CPU-only build; configure with -DMOH_CUDA=ON)"
 if [[ -x $bin_dir/moh_bench_cuda ]]; then
   start=$(now)
-  limited 180 moh_bench_cuda --json > "$out/bench_cuda.log" 2>&1
+  limited 90 moh_bench_cuda --json > "$out/bench_cuda.log" 2>&1
   rc=$?
   tail -n 1 "$out/bench_cuda.log" | grep '^{' > "$out/bench_cuda.json"
   add_row "bench cuda" "$(verdict $rc)" - - - "$(seconds_since "$start")"
@@ -123,6 +148,7 @@ else
 fi
 
 {
+  grep -vE '^(ok|skipped) ' "$out/test_results.txt" | head -n 80 | sed 's/^/test: /'
   echo "gpu_check: $kind $dir; GPU: $gpu"
   printf '%-12s %-10s %7s %7s %8s %8s\n' step result passed failed skipped "wall s"
   printf '%s\n' "${rows[@]}"
