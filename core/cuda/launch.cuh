@@ -44,24 +44,24 @@ struct StridedOffsets {
   }
 };
 
-// Builds the addressing for `shape` over the tensors' strides (all already of that shape: expand
-// broadcast inputs first). Dims of size 1 are dropped and neighbours that are contiguous in every
-// tensor merge; throws when more than kMaxDims dims remain.
+// Builds the addressing for `shape` over N stride lists (one per tensor, each of the shape's rank;
+// broadcast inputs have stride 0). Dims of size 1 are dropped and neighbours that are contiguous in
+// every tensor merge; throws when more than kMaxDims dims remain.
 template <int N>
-StridedOffsets<N> strided_offsets(const Shape& shape, const std::array<const Tensor*, N>& tensors) {
+StridedOffsets<N> strided_offsets(const Shape& shape, const std::array<const std::vector<int64_t>*, N>& of) {
   StridedOffsets<N> s;
   std::vector<int64_t> sizes;
   std::array<std::vector<int64_t>, N> strides;
   for (size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] == 1) continue;
     bool merge = !sizes.empty();
-    for (int k = 0; k < N && merge; ++k) merge = strides[k].back() == tensors[k]->stride(int64_t(d)) * shape[d];
+    for (int k = 0; k < N && merge; ++k) merge = strides[k].back() == (*of[k])[d] * shape[d];
     if (merge) {
       sizes.back() *= shape[d];
-      for (int k = 0; k < N; ++k) strides[k].back() = tensors[k]->stride(int64_t(d));
+      for (int k = 0; k < N; ++k) strides[k].back() = (*of[k])[d];
     } else {
       sizes.push_back(shape[d]);
-      for (int k = 0; k < N; ++k) strides[k].push_back(tensors[k]->stride(int64_t(d)));
+      for (int k = 0; k < N; ++k) strides[k].push_back((*of[k])[d]);
     }
   }
   MOH_CHECK(sizes.size() <= size_t(kMaxDims), "CUDA kernels address at most ", kMaxDims,
@@ -72,6 +72,14 @@ StridedOffsets<N> strided_offsets(const Shape& shape, const std::array<const Ten
     for (int k = 0; k < N; ++k) s.strides[k][d] = strides[k][size_t(d)];
   }
   return s;
+}
+
+// The same over tensors of `shape` (expand broadcast inputs first).
+template <int N>
+StridedOffsets<N> strided_offsets(const Shape& shape, const std::array<const Tensor*, N>& tensors) {
+  std::array<const std::vector<int64_t>*, N> of;
+  for (int k = 0; k < N; ++k) of[k] = &tensors[k]->strides();
+  return strided_offsets<N>(shape, of);
 }
 
 }  // namespace moh::cuda

@@ -141,13 +141,11 @@ Layout make_layout(const Tensor& out, const Tensor& x, const std::vector<bool>& 
     x_strides.push_back(x.strides()[d]);
     out_strides.push_back(out.strides()[d]);
   }
-  // Views of x over the kept dims and over the reduced dims, and of out over the kept dims.
-  const Tensor xk(x.storage(), kept_shape, x_strides, x.offset(), x.dtype());
-  const Tensor xr(x.storage(), red_shape, x_strides, x.offset(), x.dtype());
-  const Tensor ok(out.storage(), kept_shape, out_strides, out.offset(), out.dtype());
+  // x over the kept dims and over the reduced dims, and out over the kept dims (stride lists, not views:
+  // a view of an empty x over its kept dims would claim storage x does not have).
   Layout L;
-  L.kept = strided_offsets<2>(kept_shape, {&ok, &xk});
-  L.red = strided_offsets<1>(red_shape, {&xr});
+  L.kept = strided_offsets<2>(kept_shape, {&out_strides, &x_strides});
+  L.red = strided_offsets<1>(red_shape, {&x_strides});
   L.M = shape_numel(kept_shape);
   L.R = shape_numel(red_shape);
   const int64_t kin = L.kept.ndim ? std::abs(L.kept.strides[1][L.kept.ndim - 1]) : 0;
@@ -161,7 +159,7 @@ Layout make_layout(const Tensor& out, const Tensor& x, const std::vector<bool>& 
     L.tx_count = kBlockThreads / L.ty_count;
   }
   const int64_t tiles = L.tiles();
-  if (L.R > 0 && tiles < kTargetBlocks) {
+  if (L.R > 0 && tiles > 0 && tiles < kTargetBlocks) {  // tiles is 0 when nothing is kept (M = 0)
     const int64_t by_blocks = (kTargetBlocks + tiles - 1) / tiles;
     const int64_t by_work = (L.R + L.ty_count * kMinPerThread - 1) / (L.ty_count * kMinPerThread);
     L.chunks = std::clamp<int64_t>(std::min(by_blocks, by_work), 1, kMaxChunks);
