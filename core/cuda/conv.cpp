@@ -1,6 +1,6 @@
 // conv2d on CUDA through cuDNN's convolution API (core/kernels/conv.h).
 // Invariants: one cuDNN handle per device (created on first use, bound to the device's compute
-// stream, kept for the process); descriptors are built per call (RAII); the algorithm for each
+// stream, kept for the process); the bias gradient is our own reduction; descriptors are built per call (RAII); the algorithm for each
 // problem (direction, dtype, shapes, parameters, math mode, determinism) is chosen once from
 // cuDNN's heuristic ranking (the first that runs, fits kMaxWorkspaceBytes and, in deterministic
 // mode, is deterministic) and cached. Workspaces come from the caching allocator, so they are
@@ -17,6 +17,7 @@
 
 #include "core/backend_flags.h"
 #include "core/cuda/runtime.h"
+#include "core/kernels/reduce.h"
 
 namespace moh::cuda {
 namespace {
@@ -240,11 +241,9 @@ void conv2d_backward(const Tensor& grad_out, const Tensor& x, const Tensor& weig
   const Problem pr(g, x.dtype(), device);
   cudnnHandle_t h = handle(device);
   const Scalars s(x.dtype());
-  if (grad_bias.defined()) {
-    const TensorDesc b(data_type(x.dtype()), 1, g.o, 1, 1);
-    MOH_CUDNN_CHECK(cudnnConvolutionBackwardBias(h, s.one(), pr.y.raw, grad_out.raw_data(), s.zero(), b.raw,
-                                                 grad_bias.raw_data()));
-  }
+  // The bias gradient is grad_out summed over batch and plane: our reduction (fixed order, every dtype;
+  // cuDNN's cudnnConvolutionBackwardBias answers CUDNN_STATUS_NOT_SUPPORTED for some of them on cuDNN 9).
+  if (grad_bias.defined()) reduce(ReduceOp::Sum, grad_bias.view({1, g.o, 1, 1}), grad_out, {true, false, true, true});
   if (grad_input.defined()) {
     const auto algo = cudnnConvolutionBwdDataAlgo_t(choose(pr, Direction::BackwardData));
     size_t bytes = 0;
