@@ -130,7 +130,7 @@ TEST_F(TrainerCuda, Fp16OverflowSkipsTheUpdateAndHalvesTheScale) {
 // an endless run of "overflows" that never aborts.
 TEST_F(TrainerCuda, Fp16NonFiniteLossFollowsTrainNonfiniteAndKeepsTheScale) {
   MOH_REQUIRE_GPU();
-  const std::vector<std::string> common{"precision=fp16", "train.steps=10", "train.log_every=1",
+  const std::vector<std::string> common{"precision=fp16", "train.steps=10", "schedule.warmup_steps=2", "train.log_every=1",
                                         "loss_scale.init=1024", "checkpoint.every=0", "eval.every=0"};
   std::vector<std::string> skip = common;
   skip.push_back("train.nonfinite=skip_step");
