@@ -3,7 +3,7 @@
 
     scripts/bench_vs_torch.sh --llm [--config configs/llm/kjv_mha.yaml] [--steps 20] [--warmup 3]
         [--batch B] [--threads 2] [--moh [--shared 2] [--topk 2]] [--rounds 1] [--wait-policy passive]
-        [--build-dir build] [key=value ...]
+        [--device cpu|cuda] [--build-dir build] [key=value ...]
 
 Trains the same llm config (the key=value overrides apply to both sides) for --warmup + --steps steps:
 `moh train` with MHA attention (step_ms of every step from metrics.jsonl, train.log_every 1) and
@@ -16,6 +16,8 @@ and OMP_NUM_THREADS both set to --threads; OMP_WAIT_POLICY as in scripts/bench_v
 CPU ms: the mean CPU time (all threads) of a measured step, less sensitive than wall time to other
 jobs on the machine: PyTorch's per step (time.process_time), moh's from the process's CPU time less
 that of the same run stopped after the warm-up (each moh round runs that short run too).
+--device cuda trains both sides on the GPU (`device=cuda`; PyTorch through the python3 running this script,
+each step ending at loss.item()); the CPU columns then count host time only.
 --malloc keep (the default) runs both sides with glibc malloc keeping freed memory (see KEEP_FREED_MEMORY).
 Prints a table of medians (ms/step, tokens/s, fastest step), CPU ms and the ratios; exits 1 when a run fails
 or when moh's and PyTorch's MHA models do not have the same parameter count.
@@ -83,7 +85,7 @@ def moh_run(args, overrides, attention, env, folder, name):
 
 
 def torch_run(args, overrides, env):
-    out = run(["/usr/bin/python3", REFERENCE, args.config, *overrides, "--moh", args.moh,
+    out = run([sys.executable, REFERENCE, args.config, *overrides, "--moh", args.moh,
                "--steps", str(args.warmup + args.steps), "--warmup", str(args.warmup), "--no-eval"],
               env, "tests/reference/train_llm_reference.py")
     return json.loads(out.strip().splitlines()[-1])
@@ -112,6 +114,7 @@ def main():
     ap.add_argument("--shared", default="2")
     ap.add_argument("--topk", default="2")
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N, for both sides")
     ap.add_argument("--malloc", choices=("keep", "default"), default="keep",
                     help="keep: glibc keeps freed memory (KEEP_FREED_MEMORY) for both sides; default: as is")
     ap.add_argument("--wait-policy", default=os.environ.get("OMP_WAIT_POLICY", "passive"))
@@ -138,7 +141,7 @@ def main():
     seq_len = cfg["data"]["seq_len"] or cfg["model"]["max_seq_len"]
     args.batch = args.batch or cfg["train"]["batch_size"]
     overrides = [*args.overrides, f"train.steps={args.warmup + args.steps}", f"train.batch_size={args.batch}",
-                 f"threads={args.threads}", "train.log_every=1", "eval.every=0", "checkpoint.every=0",
+                 f"threads={args.threads}", f"device={args.device}", "train.log_every=1", "eval.every=0", "checkpoint.every=0",
                  "checkpoint.keep_last=1", f"data.eval_tokens={seq_len}", "schedule.warmup_steps=0"]
     mha = ["model.attention=mha"]
     moh_attention = ["model.attention=moh", f"model.shared_heads=[{args.shared}]",
@@ -173,7 +176,8 @@ def main():
     rows.append(("torch", f"MHA (torch {results['torch'][0]['version']})", summary(results["torch"], tokens)))
     m = results["torch"][0]["model"]
     print(f"\nLLM {args.config} ({m['arch']}, dim {m['dim']}, depth {m['depth']}, heads {m['heads']}, "
-          f"{results['torch'][0]['parameters']} parameters), batch {args.batch} x {seq_len} tokens, fp32 AdamW, "
+          f"{results['torch'][0]['parameters']} parameters), batch {args.batch} x {seq_len} tokens, fp32 AdamW on "
+          f"{args.device}, "
           f"{args.threads} threads (OMP_WAIT_POLICY={env.get('OMP_WAIT_POLICY', 'unset')}, malloc {args.malloc}); "
           f"{args.rounds} x "
           f"{args.steps} steps after {args.warmup} warm-up each, data sampling included")

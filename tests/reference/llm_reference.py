@@ -85,7 +85,7 @@ class LanguageModel(nn.Module):
         """logits [B, T, V] and the balance losses of the routed MoH blocks."""
         x = self.tok_embed(tokens)
         if self.pos_embed is not None:
-            x = x + self.pos_embed(torch.arange(tokens.shape[1]))
+            x = x + self.pos_embed(torch.arange(tokens.shape[1], device=tokens.device))
         losses = []
         for block in self.blocks:
             x, balance = block(x)
@@ -100,7 +100,7 @@ class LanguageModel(nn.Module):
         with torch.no_grad():
             x = self.tok_embed(tokens)
             if self.pos_embed is not None:
-                x = x + self.pos_embed(torch.arange(tokens.shape[1]))
+                x = x + self.pos_embed(torch.arange(tokens.shape[1], device=tokens.device))
             for block in self.blocks:
                 if isinstance(block.attn, MoH):
                     margin = min(margin, block.attn.topk_margin(block.norm1(x)))

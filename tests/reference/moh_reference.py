@@ -28,12 +28,12 @@ def rotate_half(x):  # HF LLaMA
     return torch.cat((-x2, x1), dim=-1)
 
 
-def rope_tables(head_dim, theta, tokens, dtype):
-    """cos, sin [T, Dh] (HF's cat(freqs, freqs)), computed in float64, rounded once to dtype."""
+def rope_tables(head_dim, theta, tokens, dtype, device=None):
+    """cos, sin [T, Dh] (HF's cat(freqs, freqs)), computed in float64 on the CPU, rounded once to dtype, on device."""
     inv_freq = 1.0 / theta ** (torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
     freqs = torch.outer(torch.arange(tokens, dtype=torch.float64), inv_freq)
     emb = torch.cat((freqs, freqs), dim=-1)
-    return emb.cos().to(dtype), emb.sin().to(dtype)
+    return emb.cos().to(device=device, dtype=dtype), emb.sin().to(device=device, dtype=dtype)
 
 
 class MHA(nn.Module):
@@ -63,14 +63,14 @@ class MHA(nn.Module):
             q, k = self.q_norm(q), self.k_norm(k)
         q, k, v = (z.transpose(1, 2) for z in (q, k, v))  # [B, heads, T, Dh]
         if self.rope_theta > 0:
-            cos, sin = rope_tables(dh, self.rope_theta, t, x.dtype)
+            cos, sin = rope_tables(dh, self.rope_theta, t, x.dtype, x.device)
             q = q * cos + rotate_half(q) * sin
             k = k * cos + rotate_half(k) * sin
         k = k.repeat_interleave(h // hkv, dim=1)
         v = v.repeat_interleave(h // hkv, dim=1)
         scores = (q @ k.transpose(-1, -2)) / math.sqrt(dh)
         if self.causal:
-            future = torch.ones(t, t, dtype=torch.bool).triu(1)
+            future = torch.ones(t, t, dtype=torch.bool, device=x.device).triu(1)
             scores = scores.masked_fill(future, float("-inf"))
         return (scores.softmax(-1) @ v).transpose(1, 2)  # [B, T, H, Dh]
 
@@ -112,7 +112,7 @@ class MoH(MHA):
         balance = e * (p.mean(0) * m.mean(0)).sum()
         if hs == 0:
             return r, balance
-        s = torch.ones(x.shape[0], 1, dtype=x.dtype) if hs == 1 else hs * self.shared_gate(x).softmax(-1)
+        s = torch.ones(x.shape[0], 1, dtype=x.dtype, device=x.device) if hs == 1 else hs * self.shared_gate(x).softmax(-1)
         a = 2 * self.stage_gate(x).softmax(-1)  # [N, 2]
         return torch.cat((a[:, :1] * s, a[:, 1:] * r), dim=1), balance
 

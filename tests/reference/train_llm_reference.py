@@ -29,7 +29,8 @@ trains with) and read with PyYAML (python3-yaml, scripts/setup.sh --reference). 
                 loss per token, bits per byte = summed loss / ln 2 / UTF-8 bytes of the targets' text, the
                 end-of-text token not counted.
   threads       torch.set_num_threads (0: torch's default).
-Only fp32 on the CPU, one process (no grad_accum, no data parallelism): anything else is an error.
+  device        cpu, or cuda / cuda:N (one GPU; a step ends with loss.item(), which waits for its work).
+Only fp32, one process (no grad_accum, no data parallelism): anything else is an error.
 
 --steps N trains N steps (default train.steps); --seconds S stops earlier once S seconds of training
 have passed (the lr schedule still spans the N steps, as moh's does over train.steps). The first --warmup
@@ -47,6 +48,7 @@ import glob
 import json
 import math
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -217,7 +219,7 @@ def sequential_windows(shards, seq_len, limit):
 
 
 @torch.no_grad()
-def evaluate(model, cfg, val, seq_len, byte_lengths, vocab):
+def evaluate(model, cfg, val, seq_len, byte_lengths, vocab, device):
     model.eval()
     limit = -1 if cfg["data"]["eval_tokens"] == 0 else max(1, cfg["data"]["eval_tokens"] // seq_len)
     batch, loss_sum, tokens, text_bytes = cfg["eval"]["batch_size"], 0.0, 0, 0
@@ -226,9 +228,9 @@ def evaluate(model, cfg, val, seq_len, byte_lengths, vocab):
         fail(f"the validation split has no window of {seq_len + 1} tokens", status=1)
     for b in range(0, len(windows), batch):
         ids = torch.from_numpy(np.stack(windows[b:b + batch]).astype(np.int64))
-        logits, _ = model(ids[:, :-1])
+        logits, _ = model(ids[:, :-1].to(device))
         targets = ids[:, 1:].reshape(-1)
-        loss_sum += F.cross_entropy(logits.reshape(-1, vocab), targets, reduction="sum").double().item()
+        loss_sum += F.cross_entropy(logits.reshape(-1, vocab), targets.to(device), reduction="sum").double().item()
         tokens += targets.numel()
         text_bytes += int(byte_lengths[targets].sum())
     model.train()
@@ -238,7 +240,11 @@ def evaluate(model, cfg, val, seq_len, byte_lengths, vocab):
 
 
 def check_supported(cfg):
-    unsupported = {"precision": (cfg["precision"], "fp32"), "device": (cfg["device"], "cpu"),
+    if not re.fullmatch(r"cpu|cuda(:\d+)?", cfg["device"]):
+        fail(f"device: {cfg['device']}: the reference trains on cpu, cuda or cuda:N")
+    if cfg["device"] != "cpu" and not torch.cuda.is_available():
+        fail(f"device: {cfg['device']}: this PyTorch sees no CUDA device")
+    unsupported = {"precision": (cfg["precision"], "fp32"),
                    "train.grad_accum": (cfg["train"]["grad_accum"], 1), "optim.name": (cfg["optim"]["name"], "adamw")}
     for key, (value, supported) in unsupported.items():
         if value != supported:
@@ -272,8 +278,10 @@ def main():
     seq_len = cfg["data"].get("seq_len") or o["max_seq_len"]
     if seq_len > o["max_seq_len"]:
         fail(f"data.seq_len {seq_len} exceeds model.max_seq_len {o['max_seq_len']}")
+    device = torch.device(cfg["device"])
     model = LanguageModel(o, moh_blocks(cfg["model"], o["depth"])).train()
     initialise(model, o["depth"])
+    model.to(device)
     exempt = no_weight_decay_names(model) + list(cfg["optim"]["no_decay"])
     named = list(model.named_parameters())
     groups = [{"params": [p for n, p in named if not decay_exempt(n, p, exempt)]},
@@ -295,7 +303,7 @@ def main():
         lr = lr_at(cfg, step, total_steps)
         for group in opt.param_groups:
             group["lr"] = lr
-        ids = train.next(batch)
+        ids = train.next(batch).to(device)
         logits, balance = model(ids[:, :-1])
         loss = F.cross_entropy(logits.reshape(-1, vocab), ids[:, 1:].reshape(-1))
         total = loss + beta * sum(balance) / len(balance) if balance else loss
@@ -320,7 +328,7 @@ def main():
             stopped_by = "seconds"
             break
         if metrics and not args.no_eval and eval_every > 0 and step % eval_every == 0 and step < total_steps:
-            v = evaluate(model, cfg, val, seq_len, byte_lengths, vocab)  # not timed (as moh's window rates)
+            v = evaluate(model, cfg, val, seq_len, byte_lengths, vocab, device)  # not timed (as moh's window rates)
             metrics.write(json.dumps({"step": step, **{f"eval/{k}": x for k, x in v.items()}}) + "\n")
             eval_seconds += time.perf_counter() - now
             window_start = time.perf_counter()
@@ -335,7 +343,7 @@ def main():
         med = statistics.median(step_ms)
         result.update(median_ms=med, min_ms=min(step_ms), tokens_per_s=batch * seq_len * 1e3 / med)
     if not args.no_eval:
-        v = evaluate(model, cfg, val, seq_len, byte_lengths, vocab)
+        v = evaluate(model, cfg, val, seq_len, byte_lengths, vocab, device)
         result.update({f"val_{k}": x for k, x in v.items()})
         if metrics:
             metrics.write(json.dumps({"step": step, **{f"eval/{k}": x for k, x in v.items()}}) + "\n")
