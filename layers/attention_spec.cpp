@@ -55,6 +55,7 @@ std::optional<MoHOptions> AttentionSpec::block(int64_t block, int64_t depth) con
   moh.shared_heads = per_block(shared_heads, block);
   moh.routed_topk = per_block(routed_topk, block);
   moh.execution = execution;
+  moh.projections = projections;
   moh.router = router;
   return moh;
 }

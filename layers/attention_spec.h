@@ -1,7 +1,7 @@
 // AttentionSpec: the per-block attention choice every transformer family shares (ViT, LLM, DiT).
 // Each block is plain multi-head attention, or MoH whose shared_heads / routed_topk come from one
-// value (every block) or one value per block; the execution mode and the router kind apply to every
-// MoH block. Both lists empty = MHA everywhere; routed_topk 0 in a block = an all-shared (gated) MoH
+// value (every block) or one value per block; the execution mode, the sparse projections and the router kind
+// apply to every MoH block. Both lists empty = MHA everywhere; routed_topk 0 in a block = an all-shared (gated) MoH
 // layer. `heads` optionally gives each block its own head count (the paper's MoH-DiT-L/XL grow it with
 // depth); empty = the model's head count everywhere. validate() checks the lists against a model's depth
 // and head count before any allocation;
@@ -23,6 +23,7 @@ struct AttentionSpec {
   std::vector<int64_t> shared_heads;
   std::vector<int64_t> routed_topk;
   MoHExecution execution = MoHExecution::Sparse;
+  MoHProjections projections = MoHProjections::Auto;
   MoHRouter router = MoHRouter::Learned;
 
   bool any_moh() const { return !shared_heads.empty() || !routed_topk.empty(); }

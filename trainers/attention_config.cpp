@@ -22,6 +22,11 @@ void add_attention_keys(config::Schema& s) {
   s.add(Key::Enum("model.moh_execution", {"sparse", "dense"},
                   "moh: compute only the selected heads (sparse) or every head masked (dense, the paper's code)")
             .def("sparse"));
+  s.add(Key::Enum("model.moh_projections", {"auto", "gathered", "dense"},
+                  "moh sparse: the selected heads' query and output projections per head over their rows "
+                  "(gathered), as one GEMM over every head (dense), or chosen by head share and width (auto); "
+                  "the same function either way")
+            .def("auto"));
   s.add(Key::Enum("model.moh_router", {"learned", "query_norm"},
                   "moh: a learned router with a load-balance loss (the paper's training recipe), or the "
                   "parameter-free query-norm router of the LLaMA3 conversion")
@@ -47,6 +52,10 @@ AttentionSpec attention_spec_from_config(const Config& cfg, int64_t depth, int64
   }
   if (moh) spec.shared_heads = shared, spec.routed_topk = topk;
   spec.execution = cfg.get_string("model.moh_execution") == "dense" ? MoHExecution::Dense : MoHExecution::Sparse;
+  const std::string projections = cfg.get_string("model.moh_projections");
+  spec.projections = projections == "gathered" ? MoHProjections::Gathered
+                     : projections == "dense"  ? MoHProjections::Dense
+                                               : MoHProjections::Auto;
   spec.router = cfg.get_string("model.moh_router") == "query_norm" ? MoHRouter::QueryNorm : MoHRouter::Learned;
   try {
     spec.validate(depth, heads);

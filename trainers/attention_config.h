@@ -1,6 +1,6 @@
 // The attention keys every transformer family's schema includes (model.attention, model.block_heads,
-// model.shared_heads, model.routed_topk, model.moh_execution, model.moh_router) and their reading into an
-// AttentionSpec (layers/attention_spec.h), checked against the model's depth and head count with ConfigErrors that
+// model.shared_heads, model.routed_topk, model.moh_execution, model.moh_projections, model.moh_router) and their
+// reading into an AttentionSpec (layers/attention_spec.h), checked against the model's depth and head count with ConfigErrors that
 // name the key and where its value came from. One key namespace for ViT, LLM and DiT.
 #pragma once
 

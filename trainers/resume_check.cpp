@@ -7,9 +7,9 @@
 namespace moh {
 
 bool resume_fixed_key(const std::string& key) {
-  // The model's architecture fixes the stored tensors' names, shapes and meaning; moh_execution
-  // only chooses how the same function is computed (sparse or dense, numerically equal).
-  if (key.starts_with("model.")) return key != "model.moh_execution";
+  // The model's architecture fixes the stored tensors' names, shapes and meaning; moh_execution and
+  // moh_projections only choose how the same function is computed (numerically equal).
+  if (key.starts_with("model.")) return key != "model.moh_execution" && key != "model.moh_projections";
   // Another task or optimizer cannot use the stored weights or optimizer state.
   return key == "task" || key == "optim.name";
 }

@@ -31,6 +31,7 @@ TEST(AttentionSpec, OneValueBroadcastsAndListsArePerBlock) {
   spec.shared_heads = {1};
   spec.routed_topk = {0, 2, 1};
   spec.execution = MoHExecution::Dense;
+  spec.projections = MoHProjections::Gathered;
   spec.router = MoHRouter::QueryNorm;
   spec.validate(3, 4);
   for (int64_t b = 0; b < 3; ++b) {
@@ -39,6 +40,7 @@ TEST(AttentionSpec, OneValueBroadcastsAndListsArePerBlock) {
     EXPECT_EQ(moh->shared_heads, 1);
     EXPECT_EQ(moh->routed_topk, spec.routed_topk[size_t(b)]);
     EXPECT_EQ(moh->execution, MoHExecution::Dense);
+    EXPECT_EQ(moh->projections, MoHProjections::Gathered);
     EXPECT_EQ(moh->router, MoHRouter::QueryNorm);
   }
   // Block 0 has every head shared (K = 0); blocks 1 and 2 use 3/4 and 2/4 of the heads.

@@ -48,7 +48,8 @@ TEST(ConfigDiff, KeysOfOneSchemaOnlyAndUnsetKeys) {
 TEST(ResumeRule, ModelTaskAndOptimizerAreFixedTheRestMayChange) {
   for (const char* key : {"task", "model.hidden", "model.dim", "model.drop_path", "optim.name"})
     EXPECT_TRUE(resume_fixed_key(key)) << key;
-  for (const char* key : {"model.moh_execution", "optim.lr", "train.steps", "eval.every", "data.root", "run.seed"})
+  for (const char* key : {"model.moh_execution", "model.moh_projections", "optim.lr", "train.steps", "eval.every",
+                          "data.root", "run.seed"})
     EXPECT_FALSE(resume_fixed_key(key)) << key;
 }
 
