@@ -24,10 +24,13 @@ std::string Device::str() const { return is_cpu() ? "cpu" : "cuda:" + std::to_st
 std::ostream& operator<<(std::ostream& out, const Device& d) { return out << d.str(); }
 
 #if defined(MOH_WITH_CUDA)
-bool cuda_compiled() { return true; }  // cuda_device_count() lives in core/cuda/runtime.cu
+bool cuda_compiled() { return true; }  // cuda_device_count() and synchronize() live in core/cuda/runtime.cpp
 #else
 bool cuda_compiled() { return false; }
 int cuda_device_count() { return 0; }
+void synchronize(Device device) {
+  MOH_CHECK(device.is_cpu(), "synchronize(", device, "): this build has no CUDA backend (configure with -DMOH_CUDA=ON)");
+}
 #endif
 
 }  // namespace moh

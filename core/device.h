@@ -28,5 +28,8 @@ std::ostream& operator<<(std::ostream& out, const Device& d);
 bool cuda_compiled();
 // Number of usable CUDA devices: 0 in a CPU-only build or on a machine without a GPU/driver.
 int cuda_device_count();
+// Waits until the work queued on the device (its compute stream) is done; nothing to wait for on the CPU,
+// whose ops return finished. Host clocks around device work need it (benchmarks).
+void synchronize(Device device);
 
 }  // namespace moh

@@ -3,7 +3,9 @@
 # source tree with its KJV shards (scripts/prepare_kjv_tokens.sh, made on the build machine and carried):
 #   1. scripts/bench_llm_vs_torch.py --device cuda: moh MHA, moh MoH (sparse) and PyTorch MHA (the host's
 #      python3 with torch) on the same fp32 model, data and AdamW, medians of the measured steps;
-#   2. moh alone in bf16 mixed precision, MHA and MoH: median step_ms of metrics.jsonl.
+#   2. moh alone in bf16 mixed precision: MHA, MoH sparse (projections auto), MoH sparse with dense
+#      projections (model.moh_projections=dense) and MoH dense (model.moh_execution=dense, every head
+#      computed and gated): median step_ms of metrics.jsonl.
 # The model is the KJV recipe widened to a GPT-2-small-like block stack (dim 768, depth 12, 12 heads of
 # 64, SwiGLU 2048) so that the GPU has work; MoH keeps 3 shared heads + the top 6 of 9 (75%).
 # Usage: scripts/bench_gpu_llm.sh BUNDLE_DIR [OUT_DIR (default $OUT or ./gpu_llm_logs)]
@@ -37,16 +39,20 @@ common=(configs/llm/kjv_mha.yaml device=cuda precision=bf16 train.steps=25 train
         eval.every=0 checkpoint.every=0 checkpoint.keep_last=1 data.eval_tokens=256 schedule.warmup_steps=0
         "run.dir=$runs" "${shape[@]}")
 rows=()
-for variant in mha moh; do
-  extra=(model.attention=mha)
-  [[ $variant == moh ]] && extra=(model.attention=moh "model.shared_heads=[3]" "model.routed_topk=[6]"
-                                  model.moh_execution=sparse)
+moh=(model.attention=moh "model.shared_heads=[3]" "model.routed_topk=[6]")
+for variant in mha moh moh_dense_proj moh_dense; do
+  case $variant in
+    mha) extra=(model.attention=mha) ;;
+    moh) extra=("${moh[@]}") ;;                                      # sparse, projections auto
+    moh_dense_proj) extra=("${moh[@]}" model.moh_projections=dense) ;;  # sparse core, one GEMM per projection
+    moh_dense) extra=("${moh[@]}" model.moh_execution=dense) ;;        # every head computed and gated
+  esac
   if timeout 120 "$shim/moh" train "${common[@]}" "run.name=$variant" "${extra[@]}" >> "$log" 2>&1; then
     rows+=("$(python3 - "$runs/$variant/metrics.jsonl" "$variant" <<'EOF'
 import json, statistics, sys
 steps = [json.loads(l) for l in open(sys.argv[1])]
 ms = [r["step_ms"] for r in steps if "step_ms" in r and r["step"] > 5]
-print(f"{'moh bf16 ' + sys.argv[2]:<16} {statistics.median(ms):9.1f} {32 * 256 * 1e3 / statistics.median(ms):10.0f} "
+print(f"{'bf16 ' + sys.argv[2]:<20} {statistics.median(ms):9.1f} {32 * 256 * 1e3 / statistics.median(ms):10.0f} "
       f"{min(ms):8.1f}  ({len(ms)} steps after 5)")
 EOF
 )")
@@ -58,7 +64,7 @@ done
 rm -rf "$runs"
 {
   awk '/^LLM / { p = 1 } /^== moh bf16/ { p = 0 } p' "$log"
-  printf '%-16s %9s %10s %8s\n' run ms/step tokens/s "best ms"
+  printf '%-20s %9s %10s %8s\n' "moh run" ms/step tokens/s "best ms"
   printf '%s\n' "${rows[@]}"
 } | tee -a "$log.summary"
 cat "$log.summary" >> "$log" && rm -f "$log.summary"

@@ -11,15 +11,16 @@
 # CUDA tests of moh_tests, every suite or test whose name says Cuda/CUDA/Gpu/GPU, with MOH_CUDA_SYNC=1 so
 # an asynchronous fault names its kernel (180 s); compute-sanitizer's memcheck on each of the first two
 # tests that crashed or poisoned the CUDA context, when compute-sanitizer is there (35 s each); the NCCL
-# tests of moh_dist_tests (40 s); moh_bench_cuda --json (90 s). The limits add up to 430 s, so a
-# 15-minute device lease has room for a machine's start and a second check after a fix.
+# tests of moh_dist_tests (40 s); moh_bench_cuda --json (90 s); moh_bench_attention --device cuda, MHA
+# against MoH's core and layer (90 s). The limits add up to 520 s, so a 15-minute device lease has room
+# for a machine's start and a second check after a fix.
 # The test steps run through gtest_isolated.sh: a test that crashes, hangs (45 s without output) or
 # poisons the CUDA context gets that verdict, and a fresh process runs the tests after it.
 # Exit status 0 only when every step passed and the CUDA tests ran on a GPU (tests that skip because
 # no device is visible fail the check).
 # OUT_DIR files (8, what a device run brings back): env.log, cuda_tests.log, nccl_tests.log,
-# test_results.txt (a verdict per test), sanitizer.log (when memcheck ran), bench_cuda.log,
-# bench_cuda.json, summary.txt
+# test_results.txt (a verdict per test), sanitizer.log (when memcheck ran), bench_cuda.log (its last
+# line the --json object), bench_attention.log, summary.txt
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 if [[ -n ${1:-} ]]; then
@@ -140,9 +141,13 @@ if [[ -x $bin_dir/moh_bench_cuda ]]; then
   start=$(now)
   limited 90 moh_bench_cuda --json > "$out/bench_cuda.log" 2>&1
   rc=$?
-  tail -n 1 "$out/bench_cuda.log" | grep '^{' > "$out/bench_cuda.json"
   add_row "bench cuda" "$(verdict $rc)" - - - "$(seconds_since "$start")"
   bench_summary=$(grep '^summary:' "$out/bench_cuda.log" || echo "moh_bench_cuda: no summary (see bench_cuda.log)")
+  # MHA against MoH at 90/75/50% of 32 heads of 64 on the GPU: the attention core and the whole layer.
+  start=$(now)
+  limited 90 moh_bench_attention --device cuda --scope both --seq 256,512 --tokens 16384 --layer-tokens 16384 \
+    --reps 10 --json > "$out/bench_attention.log" 2>&1
+  add_row "bench attn" "$(verdict $?)" - - - "$(seconds_since "$start")"
 else
   add_row "bench cuda" "NO-CUDA" - - - 0
 fi

@@ -16,11 +16,15 @@
 // --scope profile splits the layer's step (MHA and MoH at each share, Auto projections) into the phases the
 // layers mark (autograd/profile.h): routing, projections, attention, row moves and the rest, forward +
 // backward, the median of each over the reps.
+// --device cuda runs the core, layer and profile scopes on the GPU (inputs, layers and routing there; each
+// timed call ends with moh::synchronize). Its profile times every kernel by host clock, so it sets
+// MOH_CUDA_SYNC=1 (a synchronisation after each launch): the phases' sum exceeds the unsynchronised step.
 // Usage: moh_bench_attention [--seq 256,512] [--tokens 2048] [--layer-tokens 1024] [--reps 3]
-//                            [--scope core|layer|both|projections|gqa|profile] [--json]
+//                            [--scope core|layer|both|projections|gqa|profile] [--device cpu|cuda] [--json]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -51,6 +55,7 @@ const Share kShares[] = {{"90", 25}, {"75", 20}, {"50", 12}};
 struct Args {
   std::vector<int64_t> seqs{256, 512};
   int64_t tokens = 2048, layer_tokens = 1024, reps = 3;
+  Device device = Device::cpu();
   bool core = true, layer = true, projections = false, gqa = false, profile = false, json = false;
 };
 
@@ -81,22 +86,30 @@ Args parse(int argc, char** argv) {
       a.projections = s == "projections";
       a.core = s == "core" || s == "both";
       a.layer = s == "layer" || s == "both";
+    } else if (arg == "--device") {
+      a.device = Device::parse(value());
     } else if (arg == "--json") {
       a.json = true;
     } else {
       MOH_FAIL("moh_bench_attention: unknown argument '", arg, "' (see the usage line in bench/attention/main.cpp)");
     }
   }
+  MOH_CHECK(a.device.is_cpu() || !(a.gqa || a.projections),
+            "moh_bench_attention: --scope gqa and projections run on the CPU only");
+  // Before the first CUDA call, which reads it once.
+  if (a.device.is_cuda() && a.profile) setenv("MOH_CUDA_SYNC", "1", 1);
   return a;
 }
 
-// Median wall time of `reps` runs after one warm-up.
-double median_ms(const std::function<void()>& fn, int64_t reps) {
+// Median wall time of `reps` runs after one warm-up, each run waited for on `device`.
+double median_ms(const std::function<void()>& fn, int64_t reps, Device device) {
   fn();
+  synchronize(device);
   std::vector<double> t;
   for (int64_t r = 0; r < reps; ++r) {
     auto start = std::chrono::steady_clock::now();
     fn();
+    synchronize(device);
     t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   }
   std::sort(t.begin(), t.end());
@@ -111,34 +124,34 @@ std::vector<int64_t> random_topk(int64_t tokens, int64_t routed, int64_t topk, G
   return idx;
 }
 
-double core_mha_ms(int64_t batch, int64_t seq, int64_t reps) {
+double core_mha_ms(int64_t batch, int64_t seq, int64_t reps, Device dev) {
   Generator gen(1);
-  Tensor qkv = normal({batch, seq, 3, kHeads, kHeadDim}, 0, 1, gen);
+  Tensor qkv = normal({batch, seq, 3, kHeads, kHeadDim}, 0, 1, gen).to(dev);
   Tensor q = qkv.select(2, 0).permute({0, 2, 1, 3}), k = qkv.select(2, 1).permute({0, 2, 1, 3});
   Tensor v = qkv.select(2, 2).permute({0, 2, 1, 3});
-  Tensor grad = normal({batch, kHeads, seq, kHeadDim}, 0, 1, gen);
+  Tensor grad = normal({batch, kHeads, seq, kHeadDim}, 0, 1, gen).to(dev);
   const double scale = 1.0 / 8.0;
   return median_ms([&] {
     AttentionForward f = attention(q, k, v, scale, false);
     attention_backward(grad, q, k, v, f, scale, false);
-  }, reps);
+  }, reps, dev);
 }
 
-double core_moh_ms(int64_t batch, int64_t seq, int64_t topk, int64_t reps) {
+double core_moh_ms(int64_t batch, int64_t seq, int64_t topk, int64_t reps, Device dev) {
   Generator gen(1);
   const HeadSplit split{kHeads, kShared, topk};
-  Tensor qkv = normal({batch, seq, 3, kHeads, kHeadDim}, 0, 1, gen);
+  Tensor qkv = normal({batch, seq, 3, kHeads, kHeadDim}, 0, 1, gen).to(dev);
   Tensor k = qkv.select(2, 1).permute({0, 2, 1, 3}), v = qkv.select(2, 2).permute({0, 2, 1, 3});
   ActiveRows rows =
-      pack_active_rows(random_topk(batch * seq, kHeads - kShared, topk, gen), Device::cpu(), batch, seq, split);
+      pack_active_rows(random_topk(batch * seq, kHeads - kShared, topk, gen), dev, batch, seq, split);
   Tensor q_tokens = qkv.select(2, 0).reshape({batch * seq * kHeads, kHeadDim});  // [N * H, Dh] view
-  Tensor grad_rows = normal({rows.token_index.numel(), kHeadDim}, 0, 1, gen);
+  Tensor grad_rows = normal({rows.token_index.numel(), kHeadDim}, 0, 1, gen).to(dev);
   const double scale = 1.0 / 8.0;
   return median_ms([&] {
     Tensor q_rows = index_select(q_tokens, 0, rows.pair_index);
     AttentionForward f = attention_packed(q_rows, rows.row_offsets, rows.q_pos, k, v, scale, false, kHeads);
     attention_packed_backward(grad_rows, q_rows, rows.row_offsets, rows.q_pos, k, v, f, scale, false, kHeads);
-  }, reps);
+  }, reps, dev);
 }
 
 // One training step of the layer: forward, a loss weighting the output by w (plus the balance loss), backward.
@@ -151,10 +164,11 @@ void layer_step(MultiHeadAttention& layer, const Tensor& x, const ag::Variable& 
   ag::backward(loss);
 }
 
+// x and the layer on the same device.
 double layer_ms(MultiHeadAttention& layer, const Tensor& x, int64_t reps) {
   Generator gen(3);
-  ag::Variable w(normal(x.shape(), 0, 1, gen));
-  return median_ms([&] { layer_step(layer, x, w); }, reps);
+  ag::Variable w(normal(x.shape(), 0, 1, gen).to(x.device()));
+  return median_ms([&] { layer_step(layer, x, w); }, reps, x.device());
 }
 
 // Ideal FLOP ratio of the sparse MoH layer to MHA (forward and backward scale alike): q and
@@ -195,7 +209,7 @@ double projections_ms(int64_t tokens, int64_t topk, bool gathered, int64_t reps)
       y = linear(ag::reshape(ov, {tokens, routed * kHeadDim}), wo, {});
     }
     ag::backward(ag::add(ag::sum(ag::mul(q, gq)), ag::sum(ag::mul(y, gy))));
-  }, reps);
+  }, reps, Device::cpu());
 }
 
 void run_projections(const Args& args) {
@@ -220,12 +234,14 @@ void run_projections(const Args& args) {
 // Median forward + backward ms of each phase of the layer step (after one warm-up step).
 std::map<std::string, double> layer_phase_ms(MultiHeadAttention& layer, const Tensor& x, int64_t reps) {
   Generator gen(3);
-  ag::Variable w(normal(x.shape(), 0, 1, gen));
+  ag::Variable w(normal(x.shape(), 0, 1, gen).to(x.device()));
   layer_step(layer, x, w);
+  synchronize(x.device());
   std::map<std::string, std::vector<double>> samples;
   for (int64_t r = 0; r < reps; ++r) {
     ag::PhaseProfiler profiler;
     layer_step(layer, x, w);
+    synchronize(x.device());
     for (const auto& [phase, t] : profiler.phases()) samples[phase].push_back(t.forward_ms + t.backward_ms);
   }
   std::map<std::string, double> median;
@@ -238,9 +254,11 @@ std::map<std::string, double> layer_phase_ms(MultiHeadAttention& layer, const Te
 
 void run_profile(const Args& args) {
   const char* phases[] = {kRoutingPhase, kProjectionsPhase, kAttentionPhase, kRowMovesPhase, ag::kRestPhase};
-  std::printf("moh_bench_attention --scope profile: %lld heads x %lld, %lld shared, %lld tokens per step, %d threads; "
-              "median ms per phase (forward + backward)\n",
-              (long long)kHeads, (long long)kHeadDim, (long long)kShared, (long long)args.layer_tokens, num_threads());
+  std::printf("moh_bench_attention --scope profile: %lld heads x %lld, %lld shared, %lld tokens per step, %s, "
+              "%d threads; median ms per phase (forward + backward)%s\n",
+              (long long)kHeads, (long long)kHeadDim, (long long)kShared, (long long)args.layer_tokens,
+              args.device.str().c_str(), num_threads(),
+              args.device.is_cuda() ? "; MOH_CUDA_SYNC=1: every kernel waited for" : "");
   nlohmann::json js;
   for (int64_t seq : args.seqs) {
     std::printf("\n%-5s %-10s", "seq", "variant");
@@ -250,7 +268,7 @@ void run_profile(const Args& args) {
     AttentionOptions opts;
     opts.dim = kDim;
     opts.num_heads = kHeads;
-    const Tensor x = normal({std::max<int64_t>(1, args.layer_tokens / seq), seq, kDim}, 0, 1, gen);
+    const Tensor x = normal({std::max<int64_t>(1, args.layer_tokens / seq), seq, kDim}, 0, 1, gen).to(args.device);
     double mha_sum = 0;
     auto report = [&](const std::string& variant, MultiHeadAttention& layer) {
       const std::map<std::string, double> ms = layer_phase_ms(layer, x, args.reps);
@@ -267,9 +285,11 @@ void run_profile(const Args& args) {
       js[std::to_string(seq)][variant]["sum"] = sum;
     };
     MultiHeadAttention mha(opts, gen);
+    mha.to(args.device);
     report("MHA", mha);
     for (const Share& s : kShares) {
       MoHAttention layer(opts, {kShared, s.topk, MoHExecution::Sparse}, gen);
+      layer.to(args.device);
       report(std::string("MoH ") + s.name + "% " + (layer.gathered_projections() ? "g" : "d"), layer);
     }
   }
@@ -388,15 +408,16 @@ int main(int argc, char** argv) {
     std::map<std::string, std::map<std::string, double>> worst;  // share -> {core_ratio, layer_ratio}
     std::map<std::string, std::map<std::string, std::map<std::string, double>>> by_seq;
     double dense_overhead = 0;
-    std::printf("moh_bench_attention: %lld heads x %lld, dim %lld, %lld shared heads, %d threads\n",
-                (long long)kHeads, (long long)kHeadDim, (long long)kDim, (long long)kShared, num_threads());
+    std::printf("moh_bench_attention: %lld heads x %lld, dim %lld, %lld shared heads, %s, %d threads\n",
+                (long long)kHeads, (long long)kHeadDim, (long long)kDim, (long long)kShared,
+                args.device.str().c_str(), num_threads());
     for (int64_t seq : args.seqs) {
       if (args.core) {
         const int64_t batch = std::max<int64_t>(1, args.tokens / seq);
-        const double mha = core_mha_ms(batch, seq, args.reps);
+        const double mha = core_mha_ms(batch, seq, args.reps, args.device);
         rows.push_back({seq, "core", "MHA", mha, 1.0, 1.0});
         for (const Share& s : kShares) {
-          const double t = core_moh_ms(batch, seq, s.topk, args.reps);
+          const double t = core_moh_ms(batch, seq, s.topk, args.reps, args.device);
           const double active = double(kShared + s.topk) / kHeads;
           rows.push_back({seq, "core", std::string("MoH sparse ") + s.name + "%", t, t / mha, active});
           worst[s.name]["core_ratio"] = std::max(worst[s.name]["core_ratio"], t / mha);
@@ -409,12 +430,14 @@ int main(int argc, char** argv) {
         AttentionOptions opts;
         opts.dim = kDim;
         opts.num_heads = kHeads;
-        Tensor x = normal({batch, seq, kDim}, 0, 1, gen);
+        Tensor x = normal({batch, seq, kDim}, 0, 1, gen).to(args.device);
         MultiHeadAttention mha_layer(opts, gen);
+        mha_layer.to(args.device);
         const double mha = layer_ms(mha_layer, x, args.reps);
         rows.push_back({seq, "layer", "MHA", mha, 1.0, 1.0});
         for (const Share& s : kShares) {
           MoHAttention layer(opts, {kShared, s.topk, MoHExecution::Sparse}, gen);
+          layer.to(args.device);
           const double t = layer_ms(layer, x, args.reps);
           const double flops = layer_flop_ratio(seq, s.topk);
           const bool gathered = layer.gathered_projections();
@@ -424,6 +447,7 @@ int main(int argc, char** argv) {
           MoHOptions other{kShared, s.topk, MoHExecution::Sparse};
           other.projections = gathered ? MoHProjections::Dense : MoHProjections::Gathered;
           MoHAttention alternative(opts, other, gen);
+          alternative.to(args.device);
           const double ta = layer_ms(alternative, x, args.reps);
           rows.push_back({seq, "layer", std::string("MoH sparse ") + s.name + "%" + (gathered ? " d" : " g"), ta,
                           ta / mha, flops});

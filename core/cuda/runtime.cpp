@@ -19,6 +19,10 @@ int cuda_device_count() {
   return count;
 }
 
+void synchronize(Device device) {
+  if (device.is_cuda()) cuda::synchronize(device.index);
+}
+
 }  // namespace moh
 
 namespace moh::cuda {
