@@ -6,6 +6,7 @@
 #include "autograd/conv_fns.h"
 #include "autograd/dropout_fns.h"
 #include "autograd/elementwise_fns.h"
+#include "autograd/gate_rows_fns.h"
 #include "autograd/gradcheck.h"
 #include "autograd/grouped_linear_fns.h"
 #include "autograd/indexing_fns.h"

@@ -243,6 +243,22 @@ Tensor scatter_linear(const Tensor& src, const Tensor& index, const Tensor& offs
 GroupedLinearBackward scatter_linear_backward(const Tensor& grad_out, const Tensor& src, const Tensor& index,
                                               const Tensor& offsets, const Tensor& w);
 
+// gate_rows: MoH's gated attention rows in one pass. rows [R, D] (row r: the output of (token, head) pair
+// index[r]), gates [P] (one per pair), index [R] int64, distinct values in [0, P):
+//   scatter false: out [R, D], out[r] = rows[r] * gates[index[r]];
+//   scatter true:  out [P, D], out[index[r]] = rows[r] * gates[index[r]], every other row zero (the
+//                  dense output projection's input, unselected pairs as zero rows).
+// The backward gives grad_rows [R, D] and grad_gates [P]: for row r, the dot of its upstream row with
+// rows[r] at index[r], zero at pairs no row names. float32/float64, and bfloat16/float16 on CUDA (computed
+// in float32); results do not depend on the thread count.
+Tensor gate_rows(const Tensor& rows, const Tensor& gates, const Tensor& index, bool scatter);
+struct GateRowsBackward {
+  Tensor grad_rows;   // [R, D]
+  Tensor grad_gates;  // [P]
+};
+GateRowsBackward gate_rows_backward(const Tensor& grad_out, const Tensor& rows, const Tensor& gates,
+                                    const Tensor& index, bool scatter);
+
 // ---------------------------------------------------------------- MoH routing
 // The learned MoH router of every token in one pass (layers/moh_routing.h has the formulas):
 // logits [N, C] are the token's [E router | hs shared-gate (only when hs > 1) | 2 stage-gate (only

@@ -156,20 +156,17 @@ ag::Variable MoHAttention::forward_sparse(const ag::Variable& x, const Tensor& p
   // One attention call over every active row (query head h reads its K/V head in place); outputs gated.
   phase.emplace(kAttentionPhase);
   ag::Variable o_rows = ag::attention_packed(q_rows, rows.row_offsets, rows.q_pos, k, v, scale(), options().causal, h);
+  // Each row scaled by its pair's gate (both routers give gates whenever heads are routed), then the
+  // output projection.
   phase.emplace(kRowMovesPhase);
-  if (routing.gates.defined()) {
-    ag::Variable row_gates = ag::index_select(ag::reshape(routing.gates, {n * h}), 0, rows.pair_index);
-    o_rows = ag::mul(o_rows, ag::unsqueeze(row_gates, 1));
-  }
-
-  // Output projection.
+  const ag::Variable pair_gates = ag::reshape(routing.gates, {n * h});
   if (!gathered) {
     // Unselected (token, head) pairs enter W_O as zero rows: one GEMM over every head.
-    ag::Variable all =
-        ag::index_add(ag::Variable(zeros({n * h, dh}, o_rows.dtype(), o_rows.device())), 0, rows.pair_index, o_rows);
+    ag::Variable all = ag::gate_rows(o_rows, pair_gates, rows.pair_index, true);
     phase.emplace(kProjectionsPhase);
     return proj_->forward(ag::reshape(all, {batch, tokens, h * dh}));
   }
+  o_rows = ag::gate_rows(o_rows, pair_gates, rows.pair_index, false);
   phase.emplace(kProjectionsPhase);
   ag::Variable w_heads = ag::permute(ag::view(proj_->weight(), {dim, h, dh}), {1, 0, 2});  // [H, dim, Dh]
   ag::Variable y = ag::view(ag::scatter_linear(o_rows, rows.token_index, rows.head_offsets, w_heads, n),

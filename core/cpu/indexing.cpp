@@ -85,6 +85,16 @@ void check_index_range(const Tensor& index, int64_t limit, const char* op, const
            " is out of range [0, ", limit, ") for ", what);
 }
 
+void check_distinct_index(const Tensor& index, int64_t limit, const char* op, const char* name) {
+  const int64_t* p = index.data<int64_t>();
+  std::vector<bool> seen(size_t(limit), false);
+  for (int64_t i = 0; i < index.numel(); ++i) {
+    MOH_CHECK(!seen[size_t(p[i])], op, ": ", name, " holds ", p[i], " more than once (again at position ", i,
+              "): its values must be distinct");
+    seen[size_t(p[i])] = true;
+  }
+}
+
 void gather(const Tensor& out, const Tensor& x, int64_t dim, const Tensor& index) {
   dispatch_all(x.dtype(), "gather", [&]<class T>() {
     index_walk<T>(index, dim, out.raw_data(), out.strides(), x.raw_data(), x.strides(),

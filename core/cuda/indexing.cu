@@ -172,6 +172,13 @@ __global__ void topk_kernel(T* values, int64_t* indices, const T* x, StridedOffs
   }
 }
 
+// Counts each value's occurrences in seen; a position whose value was already counted lowers
+// first_repeat (which of two equal values is seen second depends on timing; the value does not).
+__global__ void first_repeat_kernel(const int64_t* index, int64_t n, int* seen, unsigned long long* first_repeat) {
+  for (int64_t i = thread_id(); i < n; i += thread_count())
+    if (atomicAdd(&seen[index[i]], 1) > 0) atomicMin(first_repeat, static_cast<unsigned long long>(i));
+}
+
 // ---------------------------------------------------------------------------------- one_hot
 
 template <class T>
@@ -184,6 +191,27 @@ __global__ void one_hot_kernel(T* out, const int64_t* indices, StridedOffsets<1>
 }
 
 }  // namespace
+
+void check_distinct_index(const Tensor& index, int64_t limit, const char* op, const char* name) {
+  const int64_t n = index.numel();
+  if (n < 2) return;
+  const int device = index.device().index;
+  DeviceGuard guard(device);
+  cudaStream_t stream = stream_for(index);
+  Tensor seen = Tensor::empty({limit}, DType::Int32, index.device());
+  Tensor flag = Tensor::empty({1}, DType::Int64, index.device());
+  MOH_CUDA_CHECK(cudaMemsetAsync(seen.raw_data(), 0, size_t(limit) * sizeof(int), stream));
+  MOH_CUDA_CHECK(cudaMemsetAsync(flag.raw_data(), 0xff, sizeof(int64_t), stream));  // "none": the max
+  first_repeat_kernel<<<grid_for(n), kBlockThreads, 0, stream>>>(index.data<int64_t>(), n, seen.data<int32_t>(),
+                                                                 static_cast<unsigned long long*>(flag.raw_data()));
+  MOH_CUDA_CHECK_LAUNCH("first_repeat_kernel");
+  unsigned long long first = 0;
+  copy_device_to_host(&first, flag.raw_data(), sizeof first, device);
+  if (first == ~0ull) return;
+  int64_t value = 0;
+  copy_device_to_host(&value, index.data<int64_t>() + first, sizeof value, device);
+  MOH_FAIL(op, ": ", name, " holds ", value, " more than once: its values must be distinct");
+}
 
 void check_index_range(const Tensor& index, int64_t limit, const char* op, const char* name,
                        const std::string& what) {

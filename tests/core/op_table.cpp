@@ -151,6 +151,32 @@ OpEntry moh_route_entry() {
   };
 }
 
+// args: scatter (0/1), stride, offset; inputs rows [R, D], gates [P]. Row r names pair
+// (offset + r * stride) % P (stride coprime to P, so the pairs are distinct).
+OpEntry gate_rows_entry() {
+  return {
+      .name = "gate_rows",
+      .forward = [](const Inputs& in, const Args& a) {
+        const int64_t rows = in[0].size(0), pairs = in[1].size(0);
+        std::vector<int64_t> index(static_cast<size_t>(rows));
+        for (int64_t r = 0; r < rows; ++r) index[size_t(r)] = (a[2] + r * a[1]) % pairs;
+        return ag::gate_rows(in[0], in[1], from_vector(index, {rows}, DType::Int64, in[0].device()), a[0] != 0);
+      },
+      .cases = {{"scattered, 5 of 8 pairs", {{5, 3}, {8}}, {1, 3, 2}},
+                {"in row order, 4 of 6 pairs", {{4, 2}, {6}}, {0, 5, 1}},
+                {"scattered, every pair", {{6, 4}, {6}}, {1, 1, 0}},
+                {"in row order, one column", {{3, 1}, {7}}, {0, 2, 4}}},
+      .large_cases = {{"LLM-like rows of 64, scattered", {{3000, 64}, {4096}}, {1, 7, 3}},
+                      {"ViT-like rows of 16, in row order", {{1536, 16}, {2048}}, {0, 3, 5}}},
+      .float32_rtol = 1e-6,
+      .strided_rtol = 0,  // the op reads contiguous copies
+      .sum_of_products = true,
+      .cuda = {{DType::Float32, 1e-5, 1e-6}, {DType::Float64, 1e-12, 1e-12}, {DType::BFloat16, 1.6e-2, 1e-3},
+               {DType::Float16, 2e-3, 1e-4}},
+      .cuda_same_bits = false,  // grad_gates: float32 sums in float on CUDA, in double on the CPU
+  };
+}
+
 Tensor permuted(const Tensor& t, uint64_t) {
   if (t.dim() < 2) return t;
   std::vector<int64_t> reversed(size_t(t.dim()));
@@ -188,7 +214,7 @@ std::vector<Tensor> with_layout(const Layout& layout, const std::vector<Tensor>&
 
 const std::vector<OpEntry>& op_table() {
   static const std::vector<OpEntry> table = {conv2d_entry(), upsample_entry(), avg_pool_entry(), group_norm_entry(),
-                                             moh_route_entry()};
+                                             moh_route_entry(), gate_rows_entry()};
   return table;
 }
 

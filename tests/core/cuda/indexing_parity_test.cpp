@@ -231,5 +231,16 @@ TEST(CudaParityIndexing, OutOfRangeIndicesRaiseTheCpuError) {
                     "gather: index = 1 is out of range [0, 1)");
 }
 
+// gate_rows names a repeated pair on either device (its values must be distinct), and a pair out of range.
+TEST(CudaParityIndexing, GateRowsRejectsARepeatedOrOutOfRangePair) {
+  MOH_REQUIRE_GPU();
+  const Tensor rows = rand_t({4, 3}, 30), gates = rand_t({6}, 31);
+  auto index = [](std::vector<int64_t> v, Device d) { return from_vector(v, {int64_t(v.size())}).to(d); };
+  expect_same_error([&](Device d) { gate_rows(rows.to(d), gates.to(d), index({5, 0, 3, 0}, d), true); },
+                    "gate_rows: index holds 0 more than once");
+  expect_same_error([&](Device d) { gate_rows(rows.to(d), gates.to(d), index({5, 0, 6, 1}, d), false); },
+                    "gate_rows: index[2] = 6 is out of range [0, 6)");
+}
+
 }  // namespace
 }  // namespace moh
