@@ -9,8 +9,9 @@ Trains the same llm config (the key=value overrides apply to both sides) for --w
 `moh train` with MHA attention (step_ms of every step from metrics.jsonl, train.log_every 1) and
 tests/reference/train_llm_reference.py (PyTorch MHA, the same model, data windows, AdamW and batch);
 with --moh also `moh train` with MoH attention (--shared heads + the top --topk routed, sparse
-execution). Both sides draw their training windows from the shards each step, so the times include
-data; validation is cut to one window (data.eval_tokens) and is not timed. --rounds R alternates the
+execution), whose step time over MHA's is printed beside its FLOP ideal (the models' flops_per_token).
+Both sides draw their training windows from the shards each step, so the times include data; validation
+is cut to one window (data.eval_tokens) and is not timed. --rounds R alternates the
 runs R times and pools their steps (a shared machine's load drifts). Threads: the config's `threads`
 and OMP_NUM_THREADS both set to --threads; OMP_WAIT_POLICY as in scripts/bench_vs_torch.sh.
 CPU ms: the mean CPU time (all threads) of a measured step, less sensitive than wall time to other
@@ -81,7 +82,8 @@ def moh_run(args, overrides, attention, env, folder, name):
         params = re.search(r"model has (\d+) parameters", f.read())
     if len(step_ms) != args.steps or not params:
         fail(f"moh train ({name}) logged {len(step_ms)} of {args.steps} measured steps")
-    return {"step_ms": step_ms, "cpu_ms_mean": cpu_ms, "parameters": int(params.group(1))}
+    flops = next(r["flops_per_token"] for r in records if "flops_per_token" in r)  # the model's FLOPs per token
+    return {"step_ms": step_ms, "cpu_ms_mean": cpu_ms, "parameters": int(params.group(1)), "flops_per_token": flops}
 
 
 def torch_run(args, overrides, env):
@@ -190,8 +192,11 @@ def main():
                 f"CPU time {b['cpu_ms'] / a['cpu_ms']:.3f})")
     print(f"speed ratio moh MHA / torch: {ratio(rows[0][2], rows[-1][2])}")
     if args.with_moh:
+        ideal = results["moh_moh"][0]["flops_per_token"] / results["moh_mha"][0]["flops_per_token"]
         print(f"speed ratio moh MoH / torch: {ratio(rows[1][2], rows[-1][2])}; "
               f"moh MoH / moh MHA: {ratio(rows[1][2], rows[0][2])}")
+        print(f"moh MoH step time / moh MHA: {rows[1][2]['median_ms'] / rows[0][2]['median_ms']:.3f}, FLOP ideal "
+              f"{ideal:.3f} (the model's FLOPs per token, MoH's active heads only, over MHA's)")
 
 
 def run_line(result):

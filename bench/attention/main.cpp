@@ -422,6 +422,7 @@ int main(int argc, char** argv) {
           rows.push_back({seq, "core", std::string("MoH sparse ") + s.name + "%", t, t / mha, active});
           worst[s.name]["core_ratio"] = std::max(worst[s.name]["core_ratio"], t / mha);
           by_seq[std::to_string(seq)][s.name]["core_ratio"] = t / mha;
+          by_seq[std::to_string(seq)][s.name]["active_share"] = active;
         }
       }
       if (args.layer) {
@@ -454,6 +455,8 @@ int main(int argc, char** argv) {
           worst[s.name]["layer_ratio"] = std::max(worst[s.name]["layer_ratio"], t / mha);
           worst[s.name]["layer_flop_ratio"] = flops;
           by_seq[std::to_string(seq)][s.name]["layer_ratio"] = t / mha;
+          by_seq[std::to_string(seq)][s.name]["layer_flop_ratio"] = flops;
+          by_seq[std::to_string(seq)][s.name]["active_share"] = double(kShared + s.topk) / kHeads;
           if (std::string(s.name) == "75") {
             layer.set_execution(MoHExecution::Dense);
             const double dense = layer_ms(layer, x, args.reps);
