@@ -278,6 +278,25 @@ MoHRoute moh_route(const Tensor& logits, int64_t heads, int64_t shared, int64_t 
 Tensor moh_route_backward(const Tensor& grad_gates, const Tensor& grad_probs, const Tensor& logits, int64_t heads,
                           int64_t shared, int64_t topk, double eps);
 
+// pack_head_rows: the active (token, head) pairs of MoH's sparse execution, grouped by head h in [0, heads),
+// then by batch element, tokens ascending inside a group, computed on topk's device (no host read but the
+// selection's check). topk [N, K] int64 holds each token's K distinct routed heads in [0, heads - shared),
+// in any order (K == 0: every head shared, shared == heads); N = batch * T tokens, token i = b * T + t.
+// Every token uses the shared heads [0, shared) and, for each id e of its row, head shared + e. Row r of
+// the R = N * (shared + K) rows is token token_index[r] at position q_pos[r] = first_position + t
+// (first_position: the cached positions before these tokens when decoding), and pair_index[r] =
+// token * heads + h indexes a flat [N * heads] array. The offsets are exact prefix sums of the group
+// sizes, so the result is the same on every device.
+struct HeadRows {
+  Tensor token_index;   // [R] int64
+  Tensor q_pos;         // [R] int64
+  Tensor pair_index;    // [R] int64
+  Tensor row_offsets;   // [heads * batch + 1] int64, group g = h * batch + b (attention_packed's order)
+  Tensor head_offsets;  // [heads + 1] int64 (gather_linear / scatter_linear groups)
+};
+HeadRows pack_head_rows(const Tensor& topk, int64_t batch, int64_t heads, int64_t shared,
+                        int64_t first_position = 0);
+
 // ---------------------------------------------------------------- image resampling (NCHW)
 // x [N, C, H, W] of a math float dtype, H and W >= 1 (N, C may be 0). Each output element of the
 // forward and each input element of the backward is computed by one thread in a fixed order, so

@@ -84,7 +84,7 @@ AttentionOutput MoHAttention::attend(const ag::Variable& x, const Tensor& pos, K
   ag::Variable out = sparse ? forward_sparse(x, pos, routing, cache) : forward_dense(x, pos, routing, cache);
   // The routing's values move to last_routing_ (the balance loss goes back to the caller).
   last_routing_ = {routing.gates.defined() ? ag::Variable(routing.gates.data()) : ag::Variable(),
-                   std::move(routing.topk), std::move(routing.topk_ids), std::move(routing.probs), ag::Variable()};
+                   std::move(routing.topk), std::move(routing.probs), ag::Variable()};
   last_tokens_ = batch * tokens;
   stats_.reset();
   return {out, routing.balance_loss};
@@ -128,13 +128,13 @@ ag::Variable MoHAttention::forward_sparse(const ag::Variable& x, const Tensor& p
   // The query rows of every active (token, head) pair, shared or routed, packed by head; and every key and
   // value attended (with a cache: every cached position, these tokens' appended).
   ag::Variable q_rows, k, v;
-  ActiveRows rows;
+  HeadRows rows;
   std::optional<ag::ProfileScope> phase(std::in_place, kProjectionsPhase);
   if (gathered) {
     auto [k_new, v_new] = keys_values(x, pos);
     std::tie(k, v) = attended_keys_values(k_new, v_new, cache);
     phase.emplace(kRoutingPhase);
-    rows = pack_active_rows(routing.topk_ids, x.device(), batch, tokens, split_, first_position);
+    rows = pack_head_rows(routing.topk, batch, h, split_.shared, first_position);
     phase.emplace(kProjectionsPhase);
     auto [w, b] = qkv_rows(0, h * dh);
     q_rows = ag::gather_linear(ag::reshape(x, {n, dim}), rows.token_index, rows.head_offsets,
@@ -148,7 +148,7 @@ ag::Variable MoHAttention::forward_sparse(const ag::Variable& x, const Tensor& p
     std::tie(k, v) = attended_keys_values(heads.k, heads.v, cache);
     phase.emplace(kRoutingPhase);
     if (moh_.router == MoHRouter::QueryNorm) routing = query_norm_routing(q_tokens, split_, moh_.eps);
-    rows = pack_active_rows(routing.topk_ids, x.device(), batch, tokens, split_, first_position);
+    rows = pack_head_rows(routing.topk, batch, h, split_.shared, first_position);
     phase.emplace(kRowMovesPhase);
     q_rows = ag::index_select(ag::reshape(q_tokens, {n * h, dh}), 0, rows.pair_index);
   }

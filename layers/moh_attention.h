@@ -4,7 +4,7 @@
 // with the output, and routing statistics. Routing math: moh_routing.h.
 // Two executions that agree numerically: Dense computes every head and multiplies by its gate;
 // Sparse computes only the active (token, head) pairs, shared heads' and the selected routed ones, packed
-// by head (pack_active_rows): their query projections (gather_linear), their attention rows (one
+// by head (core/ops.h: pack_head_rows): their query projections (gather_linear), their attention rows (one
 // attention_packed call over all heads) and their slices of the output projection (scatter_linear). Keys
 // and values are computed for every token and head in both. Decoding (forward_cached) routes only the new
 // tokens and reads the keys and values of earlier positions from the cache, in either execution.

@@ -11,19 +11,11 @@
 namespace moh {
 namespace {
 
-// The K selected routed heads of each row of p [N, E], ascending (set on `out`: topk on p's device
-// and its host copy topk_ids), and their one-hot mask.
+// The one-hot mask [N, E] (p's dtype) of each row's K highest scores of p [N, E], whose ids (by falling
+// score) are set as out.topk; on p's device, nothing read back.
 Tensor select_topk(const Tensor& p, int64_t k, Routing& out) {
-  TopK top = moh::topk(p, k);
-  const int64_t n = p.size(0), e = p.size(1);
-  std::vector<int64_t> idx = top.indices.to_vector<int64_t>();
-  for (int64_t i = 0; i < n; ++i) std::sort(idx.begin() + i * k, idx.begin() + (i + 1) * k);
-  std::vector<float> mask(size_t(n * e), 0.0f);
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t j = 0; j < k; ++j) mask[size_t(i * e + idx[size_t(i * k + j)])] = 1.0f;
-  out.topk = from_vector(idx, {n, k}, DType::Int64, p.device());
-  out.topk_ids = std::move(idx);
-  return from_vector(mask, {n, e}, p.dtype(), p.device());
+  out.topk = moh::topk(p, k).indices;
+  return sum(one_hot(out.topk, p.size(1), p.dtype()), {1});
 }
 
 // Forward value: the binary mask; gradient: passed straight through to `soft` where the mask is
@@ -54,7 +46,6 @@ Routing learned_routing(const ag::Variable& x, const GateLayers& layers, const H
   out.gates = route.gates;
   out.probs = route.probs.data();
   out.topk = route.topk;
-  out.topk_ids = route.topk.to_vector<int64_t>();
   if (training) {
     Tensor load = mean(route.mask, {0});
     if (reduce_load) reduce_load(load);
@@ -79,40 +70,6 @@ Routing query_norm_routing(const ag::Variable& q, const HeadSplit& split, double
   return out;
 }
 
-ActiveRows pack_active_rows(const std::vector<int64_t>& sel, Device device, int64_t batch, int64_t tokens,
-                            const HeadSplit& split, int64_t first_position) {
-  const int64_t h = split.heads, k = split.topk, hs = k == 0 ? h : split.shared, n = batch * tokens;
-  MOH_CHECK(int64_t(sel.size()) == n * k, "pack_active_rows: expected the ", n, " x ", k, " selected heads of ",
-            batch, " x ", tokens, " tokens, got ", sel.size());
-  std::vector<int64_t> counts(size_t(h * batch + 1), 0);  // counts[g + 1]: rows of group g = head * B + b
-  for (int64_t head = 0; head < hs; ++head)
-    for (int64_t b = 0; b < batch; ++b) counts[size_t(head * batch + b + 1)] = tokens;
-  for (int64_t i = 0; i < n * k; ++i) {
-    const int64_t e = sel[size_t(i)];
-    MOH_CHECK(e >= 0 && e < h - hs, "pack_active_rows: selected head ", e, " of token ", i / k, " is not in [0, ",
-              h - hs, ")");
-    ++counts[size_t((hs + e) * batch + (i / k) / tokens + 1)];
-  }
-  for (size_t g = 1; g < counts.size(); ++g) counts[g] += counts[g - 1];  // now group start offsets
-  std::vector<int64_t> next(counts.begin(), counts.end() - 1);
-  const size_t rows = size_t(counts.back());
-  std::vector<int64_t> token_index(rows), q_pos(rows), pair_index(rows);
-  auto place = [&](int64_t token, int64_t head) {
-    const int64_t r = next[size_t(head * batch + token / tokens)]++;
-    token_index[size_t(r)] = token;
-    q_pos[size_t(r)] = first_position + token % tokens;
-    pair_index[size_t(r)] = token * h + head;
-  };
-  for (int64_t token = 0; token < n; ++token) {  // token order keeps each group ascending
-    for (int64_t head = 0; head < hs; ++head) place(token, head);
-    for (int64_t j = 0; j < k; ++j) place(token, hs + sel[size_t(token * k + j)]);
-  }
-  std::vector<int64_t> head_offsets(size_t(h + 1));
-  for (int64_t head = 0; head <= h; ++head) head_offsets[size_t(head)] = counts[size_t(head * batch)];
-  auto index = [&](const std::vector<int64_t>& v) { return from_vector(v, {int64_t(v.size())}, DType::Int64, device); };
-  return {index(token_index), index(q_pos), index(pair_index), index(counts), index(head_offsets)};
-}
-
 RoutingStats routing_stats(const Routing& routing, const HeadSplit& split, int64_t tokens) {
   RoutingStats stats;
   stats.tokens = tokens;
@@ -121,7 +78,7 @@ RoutingStats routing_stats(const Routing& routing, const HeadSplit& split, int64
   stats.mean_gate.assign(size_t(h), 1.0);
   for (int64_t i = 0; i < hs; ++i) stats.selection_rate[size_t(i)] = 1.0;
   if (routing.topk.defined()) {
-    for (int64_t id : routing.topk_ids) stats.selection_rate[size_t(hs + id)] += 1.0 / double(tokens);
+    for (int64_t id : routing.topk.to_vector<int64_t>()) stats.selection_rate[size_t(hs + id)] += 1.0 / double(tokens);
     const std::vector<double> p = routing.probs.to_vector<double>();
     double entropy = 0;
     for (double v : p)

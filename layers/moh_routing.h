@@ -9,7 +9,8 @@
 //                    ||q_i|| / std_j ||q_j|| (std over the routed heads), binary gates (1 for shared
 //                    and selected heads) with a straight-through gradient to the scores of the
 //                    selected heads; no balance loss.
-// Also the packed row layout that MoH's sparse mode executes, and per-layer routing statistics.
+// Also per-layer routing statistics; the packed row layout that MoH's sparse mode executes is core/ops.h's
+// pack_head_rows over Routing::topk.
 #pragma once
 
 #include <functional>
@@ -29,8 +30,8 @@ struct HeadSplit {
 
 struct Routing {
   ag::Variable gates;         // [N, H]; undefined = every gate is 1
-  Tensor topk;                // [N, K] int64 routed-head ids in [0, E), ascending; undefined when K == 0
-  std::vector<int64_t> topk_ids;  // topk's values on the host, row-major (pack_active_rows reads them)
+  Tensor topk;                // [N, K] int64 distinct routed-head ids in [0, E) on the gates' device (learned
+                              // router: ascending; query norm: by falling score); undefined when K == 0
   Tensor probs;               // [N, E] router (or query-norm) probabilities, values only
   ag::Variable balance_loss;  // 0-d; learned router in training with K > 0, else undefined
 };
@@ -52,23 +53,6 @@ Routing learned_routing(const ag::Variable& x, const GateLayers& layers, const H
                         double eps, const BalanceReducer& reduce_load = {});
 // q [N, H, Dh] (prepared queries of every head).
 Routing query_norm_routing(const ag::Variable& q, const HeadSplit& split, double eps);
-
-// The active (token, head) pairs in execution order: every shared head's token and each token's selected
-// routed heads, grouped by head h in [0, H), then by batch, tokens ascending inside a group. Row r is token
-// token_index[r] = b * T + t at position q_pos[r] = first_position + t (first_position: the cached
-// positions before these tokens when decoding); pair_index[r] = token * H + h indexes a flat [N * H] array.
-// A shared head's group holds every token of its batch element.
-struct ActiveRows {
-  Tensor token_index;   // [R] int64, R = N * (hs + K)
-  Tensor q_pos;         // [R] int64
-  Tensor pair_index;    // [R] int64
-  Tensor row_offsets;   // [H * B + 1] int64, group g = h * B + b (attention_packed's order)
-  Tensor head_offsets;  // [H + 1] int64 (gather_linear / scatter_linear groups)
-};
-// From the host copy of the [N, K] selection (Routing::topk_ids, routed-head ids in [0, E)); the index
-// tensors go to `device`.
-ActiveRows pack_active_rows(const std::vector<int64_t>& topk_ids, Device device, int64_t batch, int64_t tokens,
-                            const HeadSplit& split, int64_t first_position = 0);
 
 // How a layer routed its last batch (MoHAttention::last_stats computes it on demand: it reads the
 // routing back to the host).

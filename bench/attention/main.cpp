@@ -117,11 +117,9 @@ double median_ms(const std::function<void()>& fn, int64_t reps, Device device) {
 }
 
 // Each token keeps `topk` distinct routed heads drawn at random (balanced in expectation).
-std::vector<int64_t> random_topk(int64_t tokens, int64_t routed, int64_t topk, Generator& gen) {
-  Tensor scores = uniform({tokens, routed}, 0, 1, gen);
-  std::vector<int64_t> idx = moh::topk(scores, topk).indices.to_vector<int64_t>();
-  for (int64_t t = 0; t < tokens; ++t) std::sort(idx.begin() + t * topk, idx.begin() + (t + 1) * topk);
-  return idx;
+// [tokens, topk] int64: each token's topk distinct routed heads of `routed`, drawn uniformly.
+Tensor random_topk(int64_t tokens, int64_t routed, int64_t topk, Generator& gen) {
+  return moh::topk(uniform({tokens, routed}, 0, 1, gen), topk).indices;
 }
 
 double core_mha_ms(int64_t batch, int64_t seq, int64_t reps, Device dev) {
@@ -139,11 +137,10 @@ double core_mha_ms(int64_t batch, int64_t seq, int64_t reps, Device dev) {
 
 double core_moh_ms(int64_t batch, int64_t seq, int64_t topk, int64_t reps, Device dev) {
   Generator gen(1);
-  const HeadSplit split{kHeads, kShared, topk};
   Tensor qkv = normal({batch, seq, 3, kHeads, kHeadDim}, 0, 1, gen).to(dev);
   Tensor k = qkv.select(2, 1).permute({0, 2, 1, 3}), v = qkv.select(2, 2).permute({0, 2, 1, 3});
-  ActiveRows rows =
-      pack_active_rows(random_topk(batch * seq, kHeads - kShared, topk, gen), dev, batch, seq, split);
+  const HeadRows rows = pack_head_rows(random_topk(batch * seq, kHeads - kShared, topk, gen).to(dev), batch, kHeads,
+                                       kShared);
   Tensor q_tokens = qkv.select(2, 0).reshape({batch * seq * kHeads, kHeadDim});  // [N * H, Dh] view
   Tensor grad_rows = normal({rows.token_index.numel(), kHeadDim}, 0, 1, gen).to(dev);
   const double scale = 1.0 / 8.0;
@@ -189,8 +186,7 @@ double layer_flop_ratio(int64_t seq, int64_t topk) {
 double projections_ms(int64_t tokens, int64_t topk, bool gathered, int64_t reps) {
   Generator gen(6);
   const int64_t routed = kHeads - kShared;
-  const ActiveRows rows =  // the routed heads only
-      pack_active_rows(random_topk(tokens, routed, topk, gen), Device::cpu(), 1, tokens, {routed, 0, topk});
+  const HeadRows rows = pack_head_rows(random_topk(tokens, routed, topk, gen), 1, routed, 0);  // routed heads only
   const int64_t r = gathered ? rows.token_index.numel() : tokens * routed;
   ag::Variable wq(normal({routed * kHeadDim, kDim}, 0, 0.02, gen), true);
   ag::Variable wo(normal({kDim, routed * kHeadDim}, 0, 0.02, gen), true);

@@ -262,26 +262,6 @@ TEST(MoHAttention, RoutingStatisticsCountSelections) {
   EXPECT_EQ(layer.last_stats().tokens, 7);
 }
 
-TEST(MoHRouting, ActiveRowsAreGroupedByHeadThenBatchInTokenOrder) {
-  // B = 2, T = 3, H = 4, hs = 1 (head 0), E = 3 (heads 1-3), K = 2.
-  const std::vector<int64_t> topk{0, 2, 1, 2, 0, 1, 2, 0, 0, 1, 1, 2};  // [6, 2]
-  ActiveRows r = pack_active_rows(topk, Device::cpu(), 2, 3, {4, 1, 2}, 5);
-  EXPECT_EQ(r.row_offsets.to_vector<int64_t>(), (std::vector<int64_t>{0, 3, 6, 8, 10, 12, 14, 16, 18}));
-  EXPECT_EQ(r.head_offsets.to_vector<int64_t>(), (std::vector<int64_t>{0, 6, 10, 14, 18}));
-  EXPECT_EQ(r.token_index.to_vector<int64_t>(),
-            (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 0, 2, 3, 4, 1, 2, 4, 5, 0, 1, 3, 5}));
-  EXPECT_EQ(r.q_pos.to_vector<int64_t>(),
-            (std::vector<int64_t>{5, 6, 7, 5, 6, 7, 5, 7, 5, 6, 6, 7, 6, 7, 5, 6, 5, 7}));
-  EXPECT_EQ(r.pair_index.to_vector<int64_t>(),
-            (std::vector<int64_t>{0, 4, 8, 12, 16, 20, 1, 9, 13, 17, 6, 10, 18, 22, 3, 7, 15, 23}));
-  test::expect_error([&] { pack_active_rows({0, 2, 1}, Device::cpu(), 2, 3, {4, 1, 2}); },
-                     {"pack_active_rows", "6 x 2 selected heads", "got 3"});
-  std::vector<int64_t> bad = topk;
-  bad[7] = 3;
-  test::expect_error([&] { pack_active_rows(bad, Device::cpu(), 2, 3, {4, 1, 2}); },
-                     {"pack_active_rows", "selected head 3 of token 3", "[0, 3)"});
-}
-
 TEST(MoHAttention, AutoProjectionsChooseByShare) {
   // Gathered at most half of the routed heads; up to three quarters with heads of 64 dimensions or more.
   Generator gen(0);

@@ -1,7 +1,8 @@
 // CUDA vs CPU parity of the indexing ops: gather/scatter/scatter_add and index_select/index_add
 // with duplicate indices, negative dims and non-contiguous operands (both scatter paths: per-line
 // walks and index groups for long shared indices), topk (k up to the row length, largest and
-// smallest, ties, NaN, odd row lengths), one_hot, and the out-of-range index errors.
+// smallest, ties, NaN, odd row lengths), one_hot, pack_head_rows (random selections, every head shared, no
+// tokens, its selection errors), and the out-of-range index errors.
 // Copies and index results must be exact; scatter_add/index_add perform the CPU's additions in the
 // CPU's order, so float32 and float64 results must be bitwise the CPU's (and identical run to run).
 #include <gtest/gtest.h>
@@ -240,6 +241,32 @@ TEST(CudaParityIndexing, GateRowsRejectsARepeatedOrOutOfRangePair) {
                     "gate_rows: index holds 0 more than once");
   expect_same_error([&](Device d) { gate_rows(rows.to(d), gates.to(d), index({5, 0, 6, 1}, d), false); },
                     "gate_rows: index[2] = 6 is out of range [0, 6)");
+}
+
+TEST(CudaParityIndexing, PackHeadRowsMatchesTheCpu) {
+  MOH_REQUIRE_GPU();
+  struct Case {
+    int64_t batch, tokens, heads, shared, k;
+  };
+  Generator gen(40);
+  for (const Case c : {Case{1, 9, 4, 0, 1}, Case{3, 50, 8, 2, 3}, Case{2, 333, 32, 4, 21}, Case{4, 0, 3, 1, 1},
+                       Case{2, 7, 5, 5, 0}}) {
+    const int64_t n = c.batch * c.tokens, e = c.heads - c.shared;
+    const Tensor sel = c.k == 0 ? Tensor::empty({n, 0}, DType::Int64) : topk(uniform({n, e}, 0, 1, gen), c.k).indices;
+    const HeadRows want = pack_head_rows(sel, c.batch, c.heads, c.shared, 11);
+    const HeadRows got = pack_head_rows(gpu(sel), c.batch, c.heads, c.shared, 11);
+    const std::string what = str_cat("batch ", c.batch, " tokens ", c.tokens, " heads ", c.heads, " k ", c.k);
+    expect_equal(cpu(got.token_index), want.token_index, what + " token_index");
+    expect_equal(cpu(got.q_pos), want.q_pos, what + " q_pos");
+    expect_equal(cpu(got.pair_index), want.pair_index, what + " pair_index");
+    expect_equal(cpu(got.row_offsets), want.row_offsets, what + " row_offsets");
+    expect_equal(cpu(got.head_offsets), want.head_offsets, what + " head_offsets");
+  }
+  auto sel = [](std::vector<int64_t> v, Device d) { return from_vector(v, {3, 2}).to(d); };
+  expect_same_error([&](Device d) { pack_head_rows(sel({0, 2, 1, 3, 0, 1}, d), 1, 4, 1); },
+                    "pack_head_rows: topk[1, 1] = 3 is out of range [0, 3)");
+  expect_same_error([&](Device d) { pack_head_rows(sel({0, 2, 1, 0, 2, 2}, d), 1, 4, 1); },
+                    "pack_head_rows: token 2 selects routed head 2 twice");
 }
 
 }  // namespace
