@@ -25,8 +25,8 @@ Variable gather(const Variable& x, int64_t dim, const Tensor& index) {
 
 Variable index_select(const Variable& x, int64_t dim, const Tensor& index) {
   return record("index_select", moh::index_select(x.data(), dim, index), {x},
-                [shape = x.shape(), dim, index](const Tensor& g, const Needs&) {
-                  return Grads{moh::index_add(zeros(shape, g.dtype(), g.device()), dim, index, g)};
+                [size = x.size(dim), dim, index](const Tensor& g, const Needs&) {
+                  return Grads{moh::index_select_backward(g, dim, index, size)};
                 });
 }
 

@@ -1,5 +1,6 @@
-// Memory-bound fused ops: softmax, layer_norm and cross_entropy forward and backward, as GB/s of
-// the bytes each must move (inputs read + outputs written once) and as a share of copy bandwidth.
+// Memory-bound ops: softmax, layer_norm and cross_entropy forward and backward, and the row moves of
+// MoH's sparse execution (index_select of rows and the index_add of its backward), as GB/s of the bytes
+// each must move (inputs read + outputs written once) and as a share of copy bandwidth.
 #include "bench/counters.h"
 #include "core/factory.h"
 #include "core/ops.h"
@@ -75,6 +76,38 @@ void BM_CrossEntropyBackward(benchmark::State& state) {
 }
 BENCHMARK(BM_CrossEntropyBackward)->ArgNames({"rows", "classes"})->Args({4096, 1000})->Args({1024, 32000})
     ->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+// A row permutation-like index: `picked` of `rows` rows, each picked row once, in a shuffled order (what
+// MoH's packing by head produces for the query rows of [tokens * heads, head_dim]).
+Tensor picked_rows(int64_t rows, int64_t picked) {
+  Generator gen(0);
+  return topk(uniform({rows}, 0, 1, gen), rows).indices.narrow(0, 0, picked).contiguous();
+}
+
+void BM_IndexSelectRows(benchmark::State& state) {
+  const int64_t rows = state.range(0), cols = state.range(1), picked = rows * 3 / 4;
+  Generator gen(0);
+  Tensor x = normal({rows, cols}, 0, 1, gen), index = picked_rows(rows, picked);
+  for (auto _ : state) benchmark::DoNotOptimize(index_select(x, 0, index));
+  bench::set_byte_counters(state, 2 * kF32 * double(picked * cols));  // read the picked rows, write them
+}
+BENCHMARK(BM_IndexSelectRows)->ArgNames({"rows", "cols"})->Args({8192, 16})->Args({32768, 64})
+    ->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+// The backward of index_select: the rows added into zeros of the source's shape (index_add into zeros,
+// which clones them, and index_select_backward, which does not).
+void BM_IndexAddRows(benchmark::State& state) {
+  const int64_t rows = state.range(0), cols = state.range(1), picked = rows * 3 / 4;
+  Generator gen(0);
+  Tensor src = normal({picked, cols}, 0, 1, gen), index = picked_rows(rows, picked);
+  const bool clone = state.range(2) == 0;
+  for (auto _ : state)
+    benchmark::DoNotOptimize(clone ? index_add(zeros({rows, cols}), 0, index, src)
+                                   : index_select_backward(src, 0, index, rows));
+  bench::set_byte_counters(state, kF32 * double(rows * cols + 2 * picked * cols));  // write all, read src
+}
+BENCHMARK(BM_IndexAddRows)->ArgNames({"rows", "cols", "backward_op"})->Args({8192, 16, 0})->Args({8192, 16, 1})
+    ->Args({32768, 64, 0})->Args({32768, 64, 1})->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 }  // namespace
 }  // namespace moh

@@ -166,8 +166,11 @@ Tensor gather(const Tensor& x, int64_t dim, const Tensor& index);
 Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src);
 Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src);
 Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index);  // index: 1-D int64
-// Copy of x with src slices added at positions index along dim (backward of index_select).
+// Copy of x with src slices added at positions index along dim.
 Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src);
+// The backward of index_select: index_add into zeros whose dim `dim` has `size` entries (no zero tensor
+// copied); grad's dim `dim` has index.numel() entries.
+Tensor index_select_backward(const Tensor& grad, int64_t dim, const Tensor& index, int64_t size);
 
 // ---------------------------------------------------------------- joining and splitting
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim);

@@ -9,19 +9,26 @@
 // inputs, summed over blocks) and reports its share of the median training step.
 // The last line is one JSON object: "config" (the model shape, read from vit_preset so scripts
 // never copy it), "step_ms" and the medians; --config-only prints just that object (no training).
+// --profile charges every timed step's forward and backward to the phases the attention layers mark
+// (autograd/profile.h: routing, projections, attention, row moves; the MLP, norms, loss and optimizer are
+// "rest") and prints the median ms of each.
 // Usage: moh_bench_vit_train [--preset tiny] [--steps 30] [--warmup 5] [--batch 128] [--threads T]
-//                            [--moh] [--shared 2] [--topk 4] [--dense] [--attention-share] [--config-only]
+//                            [--moh] [--shared 2] [--topk 4] [--dense] [--attention-share] [--profile]
+//                            [--config-only]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "autograd/autograd.h"
+#include "autograd/profile.h"
 #include "core/factory.h"
 #include "core/ops.h"
 #include "layers/moh_attention.h"
@@ -37,7 +44,7 @@ constexpr double kBalanceWeight = 0.01;  // the trainer's default moh.balance_lo
 struct Args {
   std::string preset = "tiny";
   int64_t steps = 30, warmup = 5, batch = 128, threads = 0;  // threads 0: OMP_NUM_THREADS / default
-  bool moh = false, dense = false, config_only = false, attention_share = false;
+  bool moh = false, dense = false, config_only = false, attention_share = false, profile = false;
   std::vector<int64_t> shared{2}, topk{4};
 };
 
@@ -82,6 +89,7 @@ Args parse(int argc, char** argv) {
     else if (arg == "--topk") a.topk = int_list(arg, value());
     else if (arg == "--attention-share") a.attention_share = true;
     else if (arg == "--dense") a.dense = true;
+    else if (arg == "--profile") a.profile = true;
     else if (arg == "--config-only") a.config_only = true;
     else MOH_FAIL("moh_bench_vit_train: unknown argument '", arg, "' (usage: bench/vit_train/main.cpp)");
   }
@@ -124,6 +132,7 @@ double median(std::vector<double> v) {
 // machine).
 struct Timings {
   std::vector<double> step, forward, backward, optimizer, cpu;
+  std::map<std::string, std::vector<double>> phases;  // with --profile: forward + backward ms per phase
   double loss_first = 0, loss_last = 0;
 };
 
@@ -136,6 +145,8 @@ Timings train(VisionTransformer& model, const Args& args, const Tensor& images, 
   AdamW optimizer(model.named_parameters(), AdamWOptions{});
   Timings t;
   for (int64_t s = 0; s < args.warmup + args.steps; ++s) {
+    std::optional<ag::PhaseProfiler> profiler;
+    if (args.profile) profiler.emplace();
     const auto start = Clock::now();
     const std::clock_t cpu_start = std::clock();
     VitOutput out = model.forward(ag::Variable(images));
@@ -160,6 +171,8 @@ Timings train(VisionTransformer& model, const Args& args, const Tensor& images, 
     t.backward.push_back(ms_between(forward_end, backward_end));
     t.optimizer.push_back(ms_between(backward_end, end));
     t.cpu.push_back(double(cpu_end - cpu_start) * 1e3 / CLOCKS_PER_SEC);
+    if (profiler)
+      for (const auto& [phase, time] : profiler->phases()) t.phases[phase].push_back(time.forward_ms + time.backward_ms);
   }
   return t;
 }
@@ -224,6 +237,14 @@ int main(int argc, char** argv) {
                       {"min_ms", best}, {"forward_ms", fwd}, {"backward_ms", bwd}, {"optimizer_ms", opt},
                       {"cpu_ms", cpu}, {"images_per_s", images_per_s}, {"loss_first", t.loss_first},
                       {"loss_last", t.loss_last}, {"blas_core", blas_core_name()}};
+    if (args.profile) {
+      std::printf("phases (median ms per step, forward + backward):");
+      for (const auto& [phase, ms] : t.phases) {
+        js["phase_ms"][phase] = median(ms);
+        std::printf(" %s %.2f", phase.c_str(), median(ms));
+      }
+      std::printf("\n");
+    }
     if (args.attention_share) {
       const double attention = median(time_attention(model, args, gen));
       js["attention_ms"] = attention;

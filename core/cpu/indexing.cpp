@@ -1,7 +1,9 @@
 // Gather/scatter, top-k, one_hot and index range checks on the CPU.
 // gather and scatter share one walk over the index positions (the indexed dim collapsed, so the
 // strided-loop engine parallelises over the other dims): each position owns one line of the
-// output, which keeps scatter race-free and its duplicate order fixed.
+// output, which keeps scatter race-free and its duplicate order fixed. Whole rows (index_select and
+// index_add along dim 0 of row-contiguous tensors: MoH's query rows) move as rows instead, a memcpy or
+// one vector add each, in the same index order.
 #include "core/kernels/indexing.h"
 
 #include <algorithm>
@@ -51,6 +53,34 @@ void index_walk(const Tensor& index, int64_t dim, void* at, const std::vector<in
                   });
 }
 
+// The element count of each row when every position of `index` along dim 0 moves one whole row: the index
+// is expanded along the other dims (stride 0) and, in both tensors, those dims are one contiguous block per
+// row (row-major strides; size-1 dims ignored). 0 otherwise (the element walk handles it).
+int64_t whole_row_length(const Tensor& index, int64_t dim, const std::vector<int64_t>& at_strides,
+                         const std::vector<int64_t>& sel_strides) {
+  if (dim != 0 || index.dim() < 1 || index.numel() == 0) return 0;
+  int64_t len = 1;
+  for (int64_t d = index.dim() - 1; d >= 1; --d) {
+    const int64_t size = index.size(d);
+    if (size == 1) continue;
+    if (index.stride(d) != 0 || at_strides[size_t(d)] != len || sel_strides[size_t(d)] != len) return 0;
+    len *= size;
+  }
+  return len;
+}
+
+// Row r of `at` (row stride at_row) and row index[r] of `sel` (row stride sel_row): body(at_row_ptr,
+// sel_row_ptr, len). Rows go in index order on one thread when `ordered` (scatter's duplicates), else in
+// parallel.
+template <class T, class Body>
+void row_walk(const Tensor& index, int64_t len, T* at, int64_t at_row, T* sel, int64_t sel_row, bool ordered,
+              Body body) {
+  const int64_t n = index.size(0), idx_stride = index.stride(0);
+  const int64_t* idx = index.data<int64_t>();
+#pragma omp parallel for schedule(static) if (!ordered && n * len > kParallelGrain)
+  for (int64_t r = 0; r < n; ++r) body(at + r * at_row, sel + idx[r * idx_stride] * sel_row, len);
+}
+
 // True when a ranks strictly before b (largest: bigger first; smallest: smaller first); NaN
 // counts as the largest value.
 template <class T>
@@ -97,20 +127,39 @@ void check_distinct_index(const Tensor& index, int64_t limit, const char* op, co
 
 void gather(const Tensor& out, const Tensor& x, int64_t dim, const Tensor& index) {
   dispatch_all(x.dtype(), "gather", [&]<class T>() {
+    if (const int64_t len = whole_row_length(index, dim, out.strides(), x.strides())) {
+      row_walk<T>(index, len, out.data<T>(), out.stride(0), x.data<T>(), x.stride(0), false,
+                  [](T* o, const T* v, int64_t n) { std::copy(v, v + n, o); });
+      return;
+    }
     index_walk<T>(index, dim, out.raw_data(), out.strides(), x.raw_data(), x.strides(),
                   [](T& o, const T& v) { o = v; });
   });
 }
 
 void scatter(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src, bool accumulate) {
+  const int64_t len = whole_row_length(index, dim, src.strides(), out.strides());
   if (accumulate) {
     dispatch_numeric(out.dtype(), "scatter_add", [&]<class T>() {
+      if (len) {
+        row_walk<T>(index, len, src.data<T>(), src.stride(0), out.data<T>(), out.stride(0), true,
+                    [](const T* v, T* o, int64_t n) {
+#pragma omp simd
+                      for (int64_t i = 0; i < n; ++i) o[i] += v[i];
+                    });
+        return;
+      }
       index_walk<T>(index, dim, src.raw_data(), src.strides(), out.raw_data(), out.strides(),
                     [](const T& v, T& o) { o += v; });
     });
     return;
   }
   dispatch_all(out.dtype(), "scatter", [&]<class T>() {
+    if (len) {
+      row_walk<T>(index, len, src.data<T>(), src.stride(0), out.data<T>(), out.stride(0), true,
+                  [](const T* v, T* o, int64_t n) { std::copy(v, v + n, o); });
+      return;
+    }
     index_walk<T>(index, dim, src.raw_data(), src.strides(), out.raw_data(), out.strides(),
                   [](const T& v, T& o) { o = v; });
   });

@@ -5,6 +5,7 @@
 #include "core/kernels/indexing.h"
 
 #include "core/dispatch.h"
+#include "core/factory.h"
 #include "core/ops.h"
 #include "core/ops/checks.h"
 
@@ -146,6 +147,22 @@ Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor
             " (x ", describe(x), " with dim ", d, " of the index's length)");
   Tensor out = x.clone();
   MOH_BACKEND(x.device(), scatter, out, d, expand_along(index, d, want), src, true);
+  return out;
+}
+
+Tensor index_select_backward(const Tensor& grad, int64_t dim, const Tensor& index, int64_t size) {
+  MOH_CHECK(grad.defined() && grad.dim() >= 1, "index_select_backward: expected grad with at least 1 dim, got ",
+            describe(grad));
+  const int64_t d = wrap_dim(dim, grad.dim(), "index_select_backward");
+  MOH_CHECK(size >= 0, "index_select_backward: size must be >= 0, got ", size);
+  Shape shape = grad.shape();
+  shape[size_t(d)] = size;
+  Tensor out = zeros(shape, grad.dtype(), grad.device());
+  check_index_1d("index_select_backward", out, d, index);
+  check_numeric("index_select_backward", out);
+  MOH_CHECK(grad.size(d) == index.numel(), "index_select_backward: grad ", describe(grad), " must have ",
+            index.numel(), " entries (the index's length) along dim ", d);
+  MOH_BACKEND(grad.device(), scatter, out, d, expand_along(index, d, grad.shape()), grad, true);
   return out;
 }
 

@@ -287,6 +287,53 @@ TEST(Indexing, IndexAddAccumulatesDuplicates) {
   EXPECT_NEAR(lhs, rhs, 1e-4);
 }
 
+// index_select / index_add / index_select_backward against the loops over host copies for the layouts
+// whose dim-0 rows are contiguous blocks (moved whole) and for ones that are not (moved element by element).
+void expect_rows_moved(const Tensor& x, const Tensor& idx, DType dtype) {
+  const int64_t n = idx.numel(), rows = x.size(0), row = x.numel() / rows;
+  auto iv = idx.to_vector<int64_t>();
+  auto xv = x.to_vector<double>();
+  auto sel = index_select(x, 0, idx).to_vector<double>();
+  ASSERT_EQ(sel.size(), size_t(n * row));
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t j = 0; j < row; ++j)
+      ASSERT_EQ(sel[size_t(r * row + j)], xv[size_t(iv[size_t(r)] * row + j)]) << "row " << r << " element " << j;
+  Shape src_shape = x.shape();
+  src_shape[0] = n;
+  const Tensor src = rand_t(src_shape, 60).to(dtype);
+  auto sv = src.to_vector<double>();
+  std::vector<double> want = xv, want_zero(xv.size(), 0.0);
+  for (int64_t r = 0; r < n; ++r)  // in index order, as the kernels add duplicates
+    for (int64_t j = 0; j < row; ++j) {
+      const size_t at = size_t(iv[size_t(r)] * row + j);
+      want[at] = double(from_vector<double>({want[at] + sv[size_t(r * row + j)]}, {1}).to(dtype).item<double>());
+      want_zero[at] = double(
+          from_vector<double>({want_zero[at] + sv[size_t(r * row + j)]}, {1}).to(dtype).item<double>());
+    }
+  EXPECT_EQ(index_add(x, 0, idx, src).to_vector<double>(), want);
+  const Tensor back = index_select_backward(src, 0, idx, rows);
+  EXPECT_EQ(back.shape(), x.shape());
+  EXPECT_EQ(back.to_vector<double>(), want_zero);
+}
+
+TEST(Indexing, WholeRowsAndElementWalksAgree) {
+  const Tensor dup = from_vector<int64_t>({3, 0, 3, 5, 3, 1}, {6});  // duplicates: added in index order
+  for (DType dtype : {DType::Float32, DType::Float64}) {  // index_add takes no 16-bit floats
+    SCOPED_TRACE(dtype_name(dtype));
+    expect_rows_moved(rand_t({6, 3, 4}, 61).to(dtype), dup, dtype);                     // contiguous rows
+    expect_rows_moved(rand_t({6, 2, 5}, 62).to(dtype).narrow(1, 1, 1), dup, dtype);     // a size-1 dim, gaps
+    expect_rows_moved(rand_t({6, 7}, 63).to(dtype).narrow(1, 2, 4), dup, dtype);        // rows with gaps
+    expect_rows_moved(rand_t({7, 6}, 64).to(dtype).t().contiguous().t().narrow(0, 0, 6), dup, dtype);  // columns
+    expect_rows_moved(rand_t({6}, 65).to(dtype), dup, dtype);                                          // 1-D
+  }
+  expect_rows_moved(rand_t({3000, 16}, 66), rand_index({4000}, 3000, 67), DType::Float32);  // parallel gather
+  const Tensor ints = rand_index({6, 4}, 100, 68);  // whole int64 rows: row 0 of the result is row 3
+  const std::vector<int64_t> iv = ints.to_vector<int64_t>(), got = index_select(ints, 0, dup).to_vector<int64_t>();
+  EXPECT_EQ(std::vector<int64_t>(got.begin(), got.begin() + 4), std::vector<int64_t>(iv.begin() + 12, iv.begin() + 16));
+  const Tensor strided_idx = from_vector<int64_t>({5, 9, 0, 9, 2, 9}, {6}).slice(0, 0, 6, 2);  // {5, 0, 2}
+  expect_rows_moved(rand_t({6, 3}, 69), strided_idx, DType::Float32);
+}
+
 TEST(Indexing, IndexSelectAddErrors) {
   Tensor x = rand_t({3, 4}, 40);
   std::string msg = error_of([&] { index_select(x, 1, from_vector<int64_t>({0, 4}, {2})); });
@@ -301,6 +348,15 @@ TEST(Indexing, IndexSelectAddErrors) {
   EXPECT_THROW(index_add(x, 0, idx, rand_t({2, 4}, 42, DType::Float64)), Error);
   EXPECT_THROW(index_add(x, 0, from_vector<int64_t>({3}, {1}), rand_t({1, 4}, 43)), Error);
   EXPECT_THROW(index_add(x.to(DType::Bool), 0, idx, rand_t({2, 4}, 44).to(DType::Bool)), Error);
+  msg = error_of([&] { index_select_backward(rand_t({2, 4}, 45), 0, from_vector<int64_t>({0, 3}, {2}), 3); });
+  EXPECT_NE(msg.find("index_select_backward"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("index[1] = 3"), std::string::npos) << msg;
+  msg = error_of([&] { index_select_backward(rand_t({3, 4}, 46), 0, idx, 3); });
+  EXPECT_NE(msg.find("must have 2 entries"), std::string::npos) << msg;
+  EXPECT_THROW(index_select_backward(rand_t({2, 4}, 47), 2, idx, 3), Error);
+  EXPECT_THROW(index_select_backward(rand_t({2, 4}, 48), 0, idx, -1), Error);
+  EXPECT_THROW(index_select_backward(Tensor(), 0, idx, 3), Error);
+  EXPECT_THROW(index_select_backward(rand_t({2, 4}, 49).to(DType::Bool), 0, idx, 3), Error);
 }
 
 }  // namespace
