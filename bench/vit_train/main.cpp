@@ -239,9 +239,10 @@ int main(int argc, char** argv) {
                       {"loss_last", t.loss_last}, {"blas_core", blas_core_name()}};
     if (args.profile) {
       std::printf("phases (median ms per step, forward + backward):");
-      for (const auto& [phase, ms] : t.phases) {
-        js["phase_ms"][phase] = median(ms);
-        std::printf(" %s %.2f", phase.c_str(), median(ms));
+      for (const auto& [phase, samples] : t.phases) {
+        const double ms = median(samples);
+        js["phase_ms"][phase] = ms;
+        std::printf(" %s %.2f", phase.c_str(), ms);
       }
       std::printf("\n");
     }

@@ -302,13 +302,13 @@ void expect_rows_moved(const Tensor& x, const Tensor& idx, DType dtype) {
   src_shape[0] = n;
   const Tensor src = rand_t(src_shape, 60).to(dtype);
   auto sv = src.to_vector<double>();
+  const auto in_dtype = [dtype](double v) { return from_vector<double>({v}, {1}).to(dtype).item<double>(); };
   std::vector<double> want = xv, want_zero(xv.size(), 0.0);
   for (int64_t r = 0; r < n; ++r)  // in index order, as the kernels add duplicates
     for (int64_t j = 0; j < row; ++j) {
       const size_t at = size_t(iv[size_t(r)] * row + j);
-      want[at] = double(from_vector<double>({want[at] + sv[size_t(r * row + j)]}, {1}).to(dtype).item<double>());
-      want_zero[at] = double(
-          from_vector<double>({want_zero[at] + sv[size_t(r * row + j)]}, {1}).to(dtype).item<double>());
+      want[at] = in_dtype(want[at] + sv[size_t(r * row + j)]);
+      want_zero[at] = in_dtype(want_zero[at] + sv[size_t(r * row + j)]);
     }
   EXPECT_EQ(index_add(x, 0, idx, src).to_vector<double>(), want);
   const Tensor back = index_select_backward(src, 0, idx, rows);
