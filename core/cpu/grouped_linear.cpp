@@ -86,15 +86,10 @@ void gather_linear_backward(const Tensor& grad_x, const Tensor& grad_w, const Te
     for (int64_t g = 0; g < gr.count; ++g) {
       const int64_t n = gr.rows(g);
       const T* gog = go + gr.begin(g) * dout;
-      // grad_w[g] = grad_out_g^T @ x[index_g], computed as its transpose x[index_g]^T @ grad_out_g (the
-      // gathered rows read in place) into a contiguous buffer, then transposed into place
-      thread_local std::vector<T> transposed;
-      transposed.resize(size_t(din * dout));
-      indexed_gemm<T>(din, dout, n, {x.data<T>(), 1, din, nullptr, gr.index_of(g)}, {gog, dout},
-                      {transposed.data(), dout}, false);
-      T* gw = grad_w.data<T>() + g * dout * din;
-      for (int64_t i = 0; i < din; ++i)
-        for (int64_t j = 0; j < dout; ++j) gw[j * din + i] = transposed[size_t(i * dout + j)];
+      // grad_w[g] = grad_out_g^T @ x[index_g]: grad_out_g's columns packed as A, the gathered rows of x
+      // packed as B (each read once, front to back), written in place.
+      indexed_gemm<T>(dout, din, n, {gog, 1, dout}, {x.data<T>(), din, 1, gr.index_of(g)},
+                      {grad_w.data<T>() + g * dout * din, din}, false);
       if (grad_bias.defined()) {
         T* gb = grad_bias.data<T>() + g * dout;
         std::fill(gb, gb + dout, T(0));
