@@ -131,14 +131,15 @@ ag::Variable MoHAttention::forward_sparse(const ag::Variable& x, const Tensor& p
   HeadRows rows;
   std::optional<ag::ProfileScope> phase(std::in_place, kProjectionsPhase);
   if (gathered) {
-    auto [k_new, v_new] = keys_values(x, pos);
+    const QkvParts parts = qkv_parts();
+    auto [k_new, v_new] = keys_values(x, parts, pos);
     std::tie(k, v) = attended_keys_values(k_new, v_new, cache);
     phase.emplace(kRoutingPhase);
     rows = pack_head_rows(routing.topk, batch, h, split_.shared, first_position);
     phase.emplace(kProjectionsPhase);
-    auto [w, b] = qkv_rows(0, h * dh);
     q_rows = ag::gather_linear(ag::reshape(x, {n, dim}), rows.token_index, rows.head_offsets,
-                               ag::view(w, {h, dh, dim}), b.defined() ? ag::view(b, {h, dh}) : ag::Variable());
+                               ag::view(parts.q_weight, {h, dh, dim}),
+                               parts.q_bias.defined() ? ag::view(parts.q_bias, {h, dh}) : ag::Variable());
     const Tensor rope_pos = pos.defined() ? pos.reshape({n}).contiguous() : Tensor();
     q_rows = prepare_query_rows(q_rows, rope_pos.defined() ? index_select(rope_pos, 0, rows.token_index) : Tensor());
   } else {

@@ -71,10 +71,12 @@ Tensor MultiHeadAttention::resolve_positions(const Tensor& positions, int64_t ba
   return pos.dim() == 1 ? pos.unsqueeze(0).expand({batch, tokens}) : pos;
 }
 
-std::pair<ag::Variable, ag::Variable> MultiHeadAttention::qkv_rows(int64_t row0, int64_t rows) const {
-  ag::Variable w = ag::narrow(qkv_->weight(), 0, row0, rows);
-  ag::Variable b = qkv_->bias().defined() ? ag::narrow(qkv_->bias(), 0, row0, rows) : ag::Variable();
-  return {w, b};
+MultiHeadAttention::QkvParts MultiHeadAttention::qkv_parts() const {
+  const std::vector<int64_t> rows{options_.num_heads * options_.head_dim, 2 * options_.num_kv_heads * options_.head_dim};
+  const std::vector<ag::Variable> w = ag::split(qkv_->weight(), rows, 0);
+  if (!qkv_->bias().defined()) return {w[0], ag::Variable(), w[1], ag::Variable()};
+  const std::vector<ag::Variable> b = ag::split(qkv_->bias(), rows, 0);
+  return {w[0], b[0], w[1], b[1]};
 }
 
 ag::Variable MultiHeadAttention::prepare_queries(const ag::Variable& q, const Tensor& pos) const {
@@ -107,10 +109,11 @@ MultiHeadAttention::Heads MultiHeadAttention::split_heads(const ag::Variable& qk
   return {prepare_queries(parts[0], pos), k, v};
 }
 
-std::pair<ag::Variable, ag::Variable> MultiHeadAttention::keys_values(const ag::Variable& x, const Tensor& pos) const {
-  const int64_t h = options_.num_heads, hkv = options_.num_kv_heads, dh = options_.head_dim;
-  auto [w, b] = qkv_rows(h * dh, 2 * hkv * dh);
-  std::vector<ag::Variable> kv = ag::split(ag::view(linear(x, w, b), {x.size(0), x.size(1), 2 * hkv, dh}), hkv, 2);
+std::pair<ag::Variable, ag::Variable> MultiHeadAttention::keys_values(const ag::Variable& x, const QkvParts& parts,
+                                                                      const Tensor& pos) const {
+  const int64_t hkv = options_.num_kv_heads, dh = options_.head_dim;
+  std::vector<ag::Variable> kv = ag::split(
+      ag::view(linear(x, parts.kv_weight, parts.kv_bias), {x.size(0), x.size(1), 2 * hkv, dh}), hkv, 2);
   return prepare_keys_values(kv[0], kv[1], pos);
 }
 

@@ -90,12 +90,19 @@ class MultiHeadAttention : public Module {
     ag::Variable q, k, v;
   };
   Heads split_heads(const ag::Variable& qkv, const Tensor& pos) const;
-  // Keys and values alone, [B, Hkv, T, Dh] (MoH's sparse mode projects queries separately).
-  std::pair<ag::Variable, ag::Variable> keys_values(const ag::Variable& x, const Tensor& pos) const;
+  // The fused qkv weight and bias cut into their query rows [H * Dh] and key/value rows [2 Hkv * Dh] by one
+  // split node each (bias undefined without qkv_bias): the backward assembles the fused gradient once, where
+  // a narrow per part would build a zero tensor of the whole weight for each.
+  struct QkvParts {
+    ag::Variable q_weight, q_bias, kv_weight, kv_bias;
+  };
+  QkvParts qkv_parts() const;
+  // Keys and values alone, [B, Hkv, T, Dh], through the parts' key/value rows (MoH's sparse mode projects
+  // queries separately).
+  std::pair<ag::Variable, ag::Variable> keys_values(const ag::Variable& x, const QkvParts& parts,
+                                                    const Tensor& pos) const;
   // q-norm and RoPE for packed query rows [R, Dh] at rope positions [R] (undefined without RoPE).
   ag::Variable prepare_query_rows(const ag::Variable& rows, const Tensor& rope_pos) const;
-  // Rows [row0, row0 + rows) of the fused qkv weight and of its bias (undefined without qkv_bias).
-  std::pair<ag::Variable, ag::Variable> qkv_rows(int64_t row0, int64_t rows) const;
   void check_input(const ag::Variable& x) const;
   double scale() const;
 
