@@ -52,7 +52,7 @@ struct HeadMask {
 // Whether a ranks before b in topk's order (largest first, NaN largest).
 template <class Acc>
 MOH_HOST_DEVICE MOH_FORCE_INLINE bool route_ranks_before(Acc a, Acc b) {
-  return (a != a && b == b) || a > b;
+  return ((a != a) & (b == b)) | (a > b);  // bitwise: no branches in the counting loops
 }
 
 // One token's routing values: its softmaxes, selection and renormalisation.
@@ -74,11 +74,15 @@ struct RouteToken {
     else if (sh.shared == 1)
       s[0] = 1;
     if (sh.shared > 0) route_softmax(logits + e + hl, 2, Acc(2), a);
-    for (int64_t j = 0; j < sh.topk; ++j) {
-      int64_t best = -1;
-      for (int64_t i = 0; i < e; ++i)
-        if (!selected.test(i) && (best < 0 || route_ranks_before(p[i], p[best]))) best = i;
-      selected.set(best);
+    // Head i is selected when fewer than K heads precede it in topk's order: j < i precedes unless i
+    // ranks strictly before it (ties to the lower index), j > i only when it ranks strictly before i.
+    // Branch-free compare-and-count loops (E^2 compares, vectorisable), not K argmax passes.
+    for (int64_t i = 0; i < e; ++i) {
+      const Acc pi = p[i];
+      int ahead = 0;
+      for (int64_t j = 0; j < i; ++j) ahead += route_ranks_before(pi, p[j]) ? 0 : 1;
+      for (int64_t j = i + 1; j < e; ++j) ahead += route_ranks_before(p[j], pi) ? 1 : 0;
+      if (ahead < sh.topk) selected.set(i);
     }
     Acc sum = 0;
     for (int64_t i = 0; i < e; ++i)
