@@ -101,19 +101,37 @@ Args parse(int argc, char** argv) {
   return a;
 }
 
-// Median wall time of `reps` runs after one warm-up, each run waited for on `device`.
-double median_ms(const std::function<void()>& fn, int64_t reps, Device device) {
-  fn();
+// Each step run `reps` times after one warm-up, round-robin: round r runs the steps in turn starting at
+// step r % count, so a slow stretch of a noisy machine falls on every variant alike. Per step: the median
+// wall time, and the median over rounds of its time over step 0's in the same round (a paired ratio).
+struct Timing {
+  double ms = 0, ratio = 1;
+};
+std::vector<Timing> interleaved_timings(const std::vector<std::function<void()>>& steps, int64_t reps,
+                                        Device device) {
+  const size_t count = steps.size();
+  for (const auto& step : steps) step();
   synchronize(device);
-  std::vector<double> t;
-  for (int64_t r = 0; r < reps; ++r) {
-    auto start = std::chrono::steady_clock::now();
-    fn();
-    synchronize(device);
-    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  std::vector<std::vector<double>> t(count, std::vector<double>(size_t(reps)));
+  for (int64_t r = 0; r < reps; ++r)
+    for (size_t j = 0; j < count; ++j) {
+      const size_t i = (size_t(r) + j) % count;
+      auto start = std::chrono::steady_clock::now();
+      steps[i]();
+      synchronize(device);
+      t[i][size_t(r)] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  std::vector<Timing> out(count);
+  for (size_t i = 0; i < count; ++i) {
+    std::vector<double> ratios(static_cast<size_t>(reps));
+    for (int64_t r = 0; r < reps; ++r) ratios[size_t(r)] = t[i][size_t(r)] / t[0][size_t(r)];
+    out[i] = {median(t[i]), median(ratios)};
   }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  return out;
 }
 
 // Each token keeps `topk` distinct routed heads drawn at random (balanced in expectation).
@@ -122,20 +140,20 @@ Tensor random_topk(int64_t tokens, int64_t routed, int64_t topk, Generator& gen)
   return moh::topk(uniform({tokens, routed}, 0, 1, gen), topk).indices;
 }
 
-double core_mha_ms(int64_t batch, int64_t seq, int64_t reps, Device dev) {
+std::function<void()> core_mha_step(int64_t batch, int64_t seq, Device dev) {
   Generator gen(1);
   Tensor qkv = normal({batch, seq, 3, kHeads, kHeadDim}, 0, 1, gen).to(dev);
   Tensor q = qkv.select(2, 0).permute({0, 2, 1, 3}), k = qkv.select(2, 1).permute({0, 2, 1, 3});
   Tensor v = qkv.select(2, 2).permute({0, 2, 1, 3});
   Tensor grad = normal({batch, kHeads, seq, kHeadDim}, 0, 1, gen).to(dev);
   const double scale = 1.0 / 8.0;
-  return median_ms([&] {
+  return [=] {
     AttentionForward f = attention(q, k, v, scale, false);
     attention_backward(grad, q, k, v, f, scale, false);
-  }, reps, dev);
+  };
 }
 
-double core_moh_ms(int64_t batch, int64_t seq, int64_t topk, int64_t reps, Device dev) {
+std::function<void()> core_moh_step(int64_t batch, int64_t seq, int64_t topk, Device dev) {
   Generator gen(1);
   Tensor qkv = normal({batch, seq, 3, kHeads, kHeadDim}, 0, 1, gen).to(dev);
   Tensor k = qkv.select(2, 1).permute({0, 2, 1, 3}), v = qkv.select(2, 2).permute({0, 2, 1, 3});
@@ -144,11 +162,11 @@ double core_moh_ms(int64_t batch, int64_t seq, int64_t topk, int64_t reps, Devic
   Tensor q_tokens = qkv.select(2, 0).reshape({batch * seq * kHeads, kHeadDim});  // [N * H, Dh] view
   Tensor grad_rows = normal({rows.token_index.numel(), kHeadDim}, 0, 1, gen).to(dev);
   const double scale = 1.0 / 8.0;
-  return median_ms([&] {
+  return [=] {
     Tensor q_rows = index_select(q_tokens, 0, rows.pair_index);
     AttentionForward f = attention_packed(q_rows, rows.row_offsets, rows.q_pos, k, v, scale, false, kHeads);
     attention_packed_backward(grad_rows, q_rows, rows.row_offsets, rows.q_pos, k, v, f, scale, false, kHeads);
-  }, reps, dev);
+  };
 }
 
 // One training step of the layer: forward, a loss weighting the output by w (plus the balance loss), backward.
@@ -161,11 +179,11 @@ void layer_step(MultiHeadAttention& layer, const Tensor& x, const ag::Variable& 
   ag::backward(loss);
 }
 
-// x and the layer on the same device.
-double layer_ms(MultiHeadAttention& layer, const Tensor& x, int64_t reps) {
+// x and the layer on the same device; the step keeps the layer alive.
+std::function<void()> layer_step_fn(std::shared_ptr<MultiHeadAttention> layer, const Tensor& x) {
   Generator gen(3);
   ag::Variable w(normal(x.shape(), 0, 1, gen).to(x.device()));
-  return median_ms([&] { layer_step(layer, x, w); }, reps, x.device());
+  return [layer, x, w] { layer_step(*layer, x, w); };
 }
 
 // Ideal FLOP ratio of the sparse MoH layer to MHA (forward and backward scale alike): q and
@@ -183,7 +201,7 @@ double layer_flop_ratio(int64_t seq, int64_t topk) {
 // Forward + backward of the routed heads' query projection x -> [rows, Dh] and output projection
 // [rows, Dh] -> [N, dim] (loss: their sums weighted by fixed random tensors), gathered per head or
 // dense over every (token, routed head) pair.
-double projections_ms(int64_t tokens, int64_t topk, bool gathered, int64_t reps) {
+std::function<void()> projections_step(int64_t tokens, int64_t topk, bool gathered) {
   Generator gen(6);
   const int64_t routed = kHeads - kShared;
   const HeadRows rows = pack_head_rows(random_topk(tokens, routed, topk, gen), 1, routed, 0);  // routed heads only
@@ -192,7 +210,7 @@ double projections_ms(int64_t tokens, int64_t topk, bool gathered, int64_t reps)
   ag::Variable wo(normal({kDim, routed * kHeadDim}, 0, 0.02, gen), true);
   const Tensor x = normal({tokens, kDim}, 0, 1, gen), o = normal({r, kHeadDim}, 0, 1, gen);
   const ag::Variable gq(normal({r, kHeadDim}, 0, 1, gen)), gy(normal({tokens, kDim}, 0, 1, gen));
-  return median_ms([&] {
+  return [=]() mutable {
     wq.zero_grad();
     wo.zero_grad();
     ag::Variable xv(x, true), ov(o, true), q, y;
@@ -205,7 +223,7 @@ double projections_ms(int64_t tokens, int64_t topk, bool gathered, int64_t reps)
       y = linear(ag::reshape(ov, {tokens, routed * kHeadDim}), wo, {});
     }
     ag::backward(ag::add(ag::sum(ag::mul(q, gq)), ag::sum(ag::mul(y, gy))));
-  }, reps, Device::cpu());
+  };
 }
 
 void run_projections(const Args& args) {
@@ -216,12 +234,14 @@ void run_projections(const Args& args) {
   std::printf("%-7s %14s %14s %9s %9s\n", "active", "dense ms", "gathered ms", "ratio", "ideal");
   nlohmann::json js;
   for (const Share& s : kShares) {
-    const double dense = projections_ms(args.layer_tokens, s.topk, false, args.reps);
-    const double gathered = projections_ms(args.layer_tokens, s.topk, true, args.reps);
+    const std::vector<Timing> t = interleaved_timings(
+        {projections_step(args.layer_tokens, s.topk, false), projections_step(args.layer_tokens, s.topk, true)},
+        args.reps, Device::cpu());
+    const double dense = t[0].ms, gathered = t[1].ms, ratio = t[1].ratio;
     const double ideal = double(s.topk) / double(kHeads - kShared);
-    std::printf("%-7s %14.1f %14.1f %9.3f %9.3f\n", (std::string(s.name) + "%").c_str(), dense, gathered,
-                gathered / dense, ideal);
-    js[s.name] = {{"dense_ms", dense}, {"gathered_ms", gathered}, {"ratio", gathered / dense}, {"ideal", ideal}};
+    std::printf("%-7s %14.1f %14.1f %9.3f %9.3f\n", (std::string(s.name) + "%").c_str(), dense, gathered, ratio,
+                ideal);
+    js[s.name] = {{"dense_ms", dense}, {"gathered_ms", gathered}, {"ratio", ratio}, {"ideal", ideal}};
   }
   if (args.json) std::printf("%s\n", js.dump().c_str());
 }
@@ -410,14 +430,17 @@ int main(int argc, char** argv) {
     for (int64_t seq : args.seqs) {
       if (args.core) {
         const int64_t batch = std::max<int64_t>(1, args.tokens / seq);
-        const double mha = core_mha_ms(batch, seq, args.reps, args.device);
-        rows.push_back({seq, "core", "MHA", mha, 1.0, 1.0});
-        for (const Share& s : kShares) {
-          const double t = core_moh_ms(batch, seq, s.topk, args.reps, args.device);
+        std::vector<std::function<void()>> steps{core_mha_step(batch, seq, args.device)};
+        for (const Share& s : kShares) steps.push_back(core_moh_step(batch, seq, s.topk, args.device));
+        const std::vector<Timing> t = interleaved_timings(steps, args.reps, args.device);
+        rows.push_back({seq, "core", "MHA", t[0].ms, 1.0, 1.0});
+        for (size_t i = 0; i < std::size(kShares); ++i) {
+          const Share& s = kShares[i];
+          const Timing& moh = t[i + 1];
           const double active = double(kShared + s.topk) / kHeads;
-          rows.push_back({seq, "core", std::string("MoH sparse ") + s.name + "%", t, t / mha, active});
-          worst[s.name]["core_ratio"] = std::max(worst[s.name]["core_ratio"], t / mha);
-          by_seq[std::to_string(seq)][s.name]["core_ratio"] = t / mha;
+          rows.push_back({seq, "core", std::string("MoH sparse ") + s.name + "%", moh.ms, moh.ratio, active});
+          worst[s.name]["core_ratio"] = std::max(worst[s.name]["core_ratio"], moh.ratio);
+          by_seq[std::to_string(seq)][s.name]["core_ratio"] = moh.ratio;
           by_seq[std::to_string(seq)][s.name]["active_share"] = active;
         }
       }
@@ -428,36 +451,47 @@ int main(int argc, char** argv) {
         opts.dim = kDim;
         opts.num_heads = kHeads;
         Tensor x = normal({batch, seq, kDim}, 0, 1, gen).to(args.device);
-        MultiHeadAttention mha_layer(opts, gen);
-        mha_layer.to(args.device);
-        const double mha = layer_ms(mha_layer, x, args.reps);
-        rows.push_back({seq, "layer", "MHA", mha, 1.0, 1.0});
+        auto on_device = [&](std::shared_ptr<MultiHeadAttention> layer) {
+          layer->to(args.device);
+          return layer;
+        };
+        // Every variant alive at once, so that their steps interleave: MHA; per share the projections
+        // MoHProjections::Auto picks, then the other; MoH's dense execution at 75%.
+        std::vector<std::function<void()>> steps{layer_step_fn(on_device(std::make_shared<MultiHeadAttention>(opts, gen)), x)};
+        std::vector<std::pair<std::string, double>> variants;  // name, FLOP ratio (steps[i + 1])
         for (const Share& s : kShares) {
-          MoHAttention layer(opts, {kShared, s.topk, MoHExecution::Sparse}, gen);
-          layer.to(args.device);
-          const double t = layer_ms(layer, x, args.reps);
-          const double flops = layer_flop_ratio(seq, s.topk);
-          const bool gathered = layer.gathered_projections();
-          rows.push_back({seq, "layer", std::string("MoH sparse ") + s.name + "%" + (gathered ? " g" : " d"), t,
-                          t / mha, flops});
-          // The projection strategy Auto did not pick, for comparison.
+          auto picked = std::make_shared<MoHAttention>(opts, MoHOptions{kShared, s.topk, MoHExecution::Sparse}, gen);
+          const bool gathered = picked->gathered_projections();
           MoHOptions other{kShared, s.topk, MoHExecution::Sparse};
           other.projections = gathered ? MoHProjections::Dense : MoHProjections::Gathered;
-          MoHAttention alternative(opts, other, gen);
-          alternative.to(args.device);
-          const double ta = layer_ms(alternative, x, args.reps);
-          rows.push_back({seq, "layer", std::string("MoH sparse ") + s.name + "%" + (gathered ? " d" : " g"), ta,
-                          ta / mha, flops});
-          worst[s.name]["layer_ratio"] = std::max(worst[s.name]["layer_ratio"], t / mha);
-          worst[s.name]["layer_flop_ratio"] = flops;
-          by_seq[std::to_string(seq)][s.name]["layer_ratio"] = t / mha;
-          by_seq[std::to_string(seq)][s.name]["layer_flop_ratio"] = flops;
-          by_seq[std::to_string(seq)][s.name]["active_share"] = double(kShared + s.topk) / kHeads;
+          const double flops = layer_flop_ratio(seq, s.topk);
+          steps.push_back(layer_step_fn(on_device(picked), x));
+          variants.push_back({std::string("MoH sparse ") + s.name + "%" + (gathered ? " g" : " d"), flops});
+          steps.push_back(layer_step_fn(on_device(std::make_shared<MoHAttention>(opts, other, gen)), x));
+          variants.push_back({std::string("MoH sparse ") + s.name + "%" + (gathered ? " d" : " g"), flops});
           if (std::string(s.name) == "75") {
-            layer.set_execution(MoHExecution::Dense);
-            const double dense = layer_ms(layer, x, args.reps);
-            rows.push_back({seq, "layer", "MoH dense 75%", dense, dense / mha, 1.0});
-            dense_overhead = std::max(dense_overhead, dense / mha - 1.0);
+            steps.push_back(layer_step_fn(
+                on_device(std::make_shared<MoHAttention>(opts, MoHOptions{kShared, s.topk, MoHExecution::Dense}, gen)),
+                x));
+            variants.push_back({"MoH dense 75%", 1.0});
+          }
+        }
+        const std::vector<Timing> t = interleaved_timings(steps, args.reps, args.device);
+        rows.push_back({seq, "layer", "MHA", t[0].ms, 1.0, 1.0});
+        for (size_t i = 0; i < variants.size(); ++i)
+          rows.push_back({seq, "layer", variants[i].first, t[i + 1].ms, t[i + 1].ratio, variants[i].second});
+        size_t v = 0;  // the Auto pick of each share: the first of its pair
+        for (const Share& s : kShares) {
+          const double ratio = t[v + 1].ratio;
+          worst[s.name]["layer_ratio"] = std::max(worst[s.name]["layer_ratio"], ratio);
+          worst[s.name]["layer_flop_ratio"] = variants[v].second;
+          by_seq[std::to_string(seq)][s.name]["layer_ratio"] = ratio;
+          by_seq[std::to_string(seq)][s.name]["layer_flop_ratio"] = variants[v].second;
+          by_seq[std::to_string(seq)][s.name]["active_share"] = double(kShared + s.topk) / kHeads;
+          v += 2;
+          if (std::string(s.name) == "75") {
+            dense_overhead = std::max(dense_overhead, t[v + 1].ratio - 1.0);
+            ++v;
           }
         }
       }
