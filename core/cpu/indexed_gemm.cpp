@@ -3,7 +3,7 @@
 // in place, MR gathered rows at a time; a transposed A is packed in MC-row blocks, each k's
 // neighbouring elements in one sweep. Every MR x NR register tile of C is loaded (rows through C's
 // index), has the slice's products added in ascending k, and is stored; edge tiles go through a
-// local tile.
+// local tile. Rows read through an index are software-prefetched a few rows (or one MR slice) ahead.
 // Vectors are GCC/Clang vector extensions of 32 bytes (AVX2 registers on x86-64-v3; the compiler
 // splits them elsewhere). The build contracts `acc += a * b` into FMAs for this file.
 #include "core/cpu/indexed_gemm.h"
@@ -43,8 +43,16 @@ constexpr int64_t kNr = 2 * kLanes<T>;  // columns of a register tile: two vecto
 constexpr int64_t kKc = 256, kNc = 256;  // k and n extents of a packed B block
 constexpr int64_t kMc = 32 * kMr;        // rows of a packed (transposed) A block
 constexpr int64_t kPrefetchColumns = 8;  // how far ahead a transposed B's columns are fetched while packing
+constexpr int64_t kPrefetchRows = 4;     // how far ahead gathered rows are fetched while packing along k
 template <class T>
 constexpr int64_t kLineElements = int64_t(64 / sizeof(T));  // elements of a 64-byte cache line
+
+// Asks for the cache lines of [p, p + count): the rows a packing loop reads along k lie an index apart,
+// too far for the hardware prefetcher, and each is read once.
+template <class T>
+void prefetch_span(const T* p, int64_t count) {
+  for (int64_t e = 0; e < count; e += kLineElements<T>) __builtin_prefetch(p + e);
+}
 
 template <class T>
 Vec<T> load(const T* p) {
@@ -111,6 +119,7 @@ template <class T>
 void pack_a_columns(const MatrixView<const T>& a, int64_t i0, int64_t mc, int64_t p0, int64_t kc, T* dst) {
   const int64_t whole = mc / kMr, rest = mc - whole * kMr;
   for (int64_t p = 0; p < kc; ++p) {
+    if (p + kPrefetchRows < kc) prefetch_span(&a.at(i0, p0 + p + kPrefetchRows), mc);
     const T* src = &a.at(i0, p0 + p);
     T* d = dst + p * kMr;
     for (int64_t t = 0; t < whole; ++t, d += kc * kMr) std::memcpy(d, src + t * kMr, sizeof(T) * kMr);
@@ -130,6 +139,7 @@ void pack_b(const MatrixView<const T>& b, int64_t n, int64_t p0, int64_t kc, int
   auto valid_columns = [&](int64_t t) { return std::max<int64_t>(0, std::min({NR, n - j0 - t * NR, nc - t * NR})); };
   if (b.col_stride == 1 && !b.col_index && valid_columns(tiles - 1) == NR) {
     for (int64_t p = 0; p < kc; ++p) {
+      if (p + kPrefetchRows < kc) prefetch_span(&b.at(p0 + p + kPrefetchRows, j0), nc);
       const T* src = &b.at(p0 + p, j0);
       for (int64_t t = 0; t < tiles; ++t) std::memcpy(dst + (t * kc + p) * NR, src + t * NR, sizeof(T) * NR);
     }
@@ -141,8 +151,7 @@ void pack_b(const MatrixView<const T>& b, int64_t n, int64_t p0, int64_t kc, int
       for (int64_t jj = 0; jj < valid; ++jj) {
         const int64_t j = j0 + t * NR + jj;
         if (j + kPrefetchColumns < n) {  // columns lie a row stride apart: too far for the hardware prefetcher
-          const T* ahead = &b.at(p0, j + kPrefetchColumns);
-          for (int64_t p = 0; p < kc; p += kLineElements<T>) __builtin_prefetch(ahead + p);
+          prefetch_span(&b.at(p0, j + kPrefetchColumns), kc);
         }
         const T* src = &b.at(p0, j);
         for (int64_t p = 0; p < kc; ++p) dst[p * NR + jj] = src[p];
@@ -220,6 +229,8 @@ void indexed_gemm(int64_t m, int64_t n, int64_t k, MatrixView<const T> a, Matrix
           const int64_t rows = std::min(kMr, m - i0);
           const T* a_rows[kMr];
           for (int64_t i = 0; i < kMr; ++i) a_rows[i] = &a.at(i0 + std::min(i, rows - 1), p0);  // edge: repeat
+          // The next slice's rows (gathered ones lie anywhere) load while this slice is multiplied.
+          for (int64_t i = i0 + kMr; i < std::min(m, i0 + 2 * kMr); ++i) prefetch_span(&a.at(i, p0), kc);
           for (int64_t jt = 0; jt * NR < nc; ++jt)
             update_tile(c, i0, rows, j0 + jt * NR, std::min(NR, nc - jt * NR), load_c, kc, RowsA<T>{a_rows},
                         packed_b.data() + jt * kc * NR);
