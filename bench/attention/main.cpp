@@ -5,6 +5,8 @@
 //   layer - the whole attention layer with projections and the learned router.
 // Prints a table of medians and ratios to MHA (plus the ideal FLOP ratio of the layer), the
 // overhead of MoH's dense execution over MHA, and with --json one JSON object as the last line.
+// The variants of a scope run interleaved, round by round, and each ratio is the median of the
+// per-round ratios, so the drift of a noisy machine falls on every variant alike.
 // --scope projections isolates the routed heads' query and output projections (forward + backward,
 // the layer's tokens): per-head gathered rows (gather_linear + scatter_linear) against one dense
 // GEMM over every routed head, whose ratio has the ideal K / E (share of routed rows computed).
