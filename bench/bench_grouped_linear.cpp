@@ -3,11 +3,6 @@
 // each token routed to `topk` of them (20: 75% of 32 heads with 4 shared). GFLOP/s counts only the
 // routed rows' products, so it reads directly against BM_GroupedDenseEquivalent, the one dense GEMM
 // (OpenBLAS) of every routed head that the dense path runs instead.
-#include <algorithm>
-#include <numeric>
-#include <random>
-#include <vector>
-
 #include "bench/counters.h"
 #include "core/factory.h"
 #include "core/ops.h"
@@ -17,66 +12,49 @@ namespace {
 
 constexpr int64_t kTokens = 1024, kDim = 2048, kHeadDim = 64, kGroups = 28;
 
-// Each token picks `topk` distinct groups; rows are packed group by group, tokens ascending.
-struct Routing {
-  Tensor index, offsets;
-  int64_t rows = 0;
-};
-Routing random_routing(int64_t topk) {
-  std::mt19937_64 rng(0);
-  std::vector<std::vector<int64_t>> members(kGroups);
-  std::vector<int64_t> order(kGroups);
-  for (int64_t t = 0; t < kTokens; ++t) {
-    std::iota(order.begin(), order.end(), 0);
-    std::shuffle(order.begin(), order.end(), rng);
-    for (int64_t j = 0; j < topk; ++j) members[order[j]].push_back(t);
-  }
-  std::vector<int64_t> index, offsets{0};
-  for (const auto& m : members) {
-    index.insert(index.end(), m.begin(), m.end());
-    offsets.push_back(int64_t(index.size()));
-  }
-  Routing r;
-  r.rows = int64_t(index.size());
-  r.index = from_vector(index, {r.rows});
-  r.offsets = from_vector(offsets, {kGroups + 1});
-  return r;
+// Each token picks `topk` distinct groups at random; rows packed group by group, tokens ascending.
+HeadRows random_routing(int64_t topk) {
+  Generator gen(5);
+  const Tensor picks = moh::topk(uniform({kTokens, kGroups}, 0, 1, gen), topk).indices;
+  return pack_head_rows(picks, /*batch=*/1, kGroups, /*shared=*/0);
 }
 
-double routed_flops(const Routing& r) { return 2.0 * double(r.rows) * double(kDim) * double(kHeadDim); }
+int64_t rows(const HeadRows& r) { return r.token_index.numel(); }
+double routed_flops(const HeadRows& r) { return 2.0 * double(rows(r)) * double(kDim) * double(kHeadDim); }
 
 void BM_GatherLinear(benchmark::State& state) {
-  const Routing r = random_routing(state.range(0));
+  const HeadRows r = random_routing(state.range(0));
   Generator gen(0);
   const Tensor x = normal({kTokens, kDim}, 0, 1, gen), w = normal({kGroups, kHeadDim, kDim}, 0, 1, gen);
-  for (auto _ : state) benchmark::DoNotOptimize(gather_linear(x, r.index, r.offsets, w, {}));
+  for (auto _ : state) benchmark::DoNotOptimize(gather_linear(x, r.token_index, r.head_offsets, w, {}));
   bench::set_flop_counters(state, routed_flops(r));
 }
 
 void BM_GatherLinearBackward(benchmark::State& state) {
-  const Routing r = random_routing(state.range(0));
+  const HeadRows r = random_routing(state.range(0));
   Generator gen(0);
   const Tensor x = normal({kTokens, kDim}, 0, 1, gen), w = normal({kGroups, kHeadDim, kDim}, 0, 1, gen);
-  const Tensor grad_out = normal({r.rows, kHeadDim}, 0, 1, gen);
+  const Tensor grad_out = normal({rows(r), kHeadDim}, 0, 1, gen);
   for (auto _ : state)
-    benchmark::DoNotOptimize(gather_linear_backward(grad_out, x, r.index, r.offsets, w, false));
+    benchmark::DoNotOptimize(gather_linear_backward(grad_out, x, r.token_index, r.head_offsets, w, false));
   bench::set_flop_counters(state, 2 * routed_flops(r));
 }
 
 void BM_ScatterLinear(benchmark::State& state) {
-  const Routing r = random_routing(state.range(0));
+  const HeadRows r = random_routing(state.range(0));
   Generator gen(0);
-  const Tensor src = normal({r.rows, kHeadDim}, 0, 1, gen), w = normal({kGroups, kDim, kHeadDim}, 0, 1, gen);
-  for (auto _ : state) benchmark::DoNotOptimize(scatter_linear(src, r.index, r.offsets, w, kTokens));
+  const Tensor src = normal({rows(r), kHeadDim}, 0, 1, gen), w = normal({kGroups, kDim, kHeadDim}, 0, 1, gen);
+  for (auto _ : state) benchmark::DoNotOptimize(scatter_linear(src, r.token_index, r.head_offsets, w, kTokens));
   bench::set_flop_counters(state, routed_flops(r));
 }
 
 void BM_ScatterLinearBackward(benchmark::State& state) {
-  const Routing r = random_routing(state.range(0));
+  const HeadRows r = random_routing(state.range(0));
   Generator gen(0);
-  const Tensor src = normal({r.rows, kHeadDim}, 0, 1, gen), w = normal({kGroups, kDim, kHeadDim}, 0, 1, gen);
+  const Tensor src = normal({rows(r), kHeadDim}, 0, 1, gen), w = normal({kGroups, kDim, kHeadDim}, 0, 1, gen);
   const Tensor grad_out = normal({kTokens, kDim}, 0, 1, gen);
-  for (auto _ : state) benchmark::DoNotOptimize(scatter_linear_backward(grad_out, src, r.index, r.offsets, w));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(scatter_linear_backward(grad_out, src, r.token_index, r.head_offsets, w));
   bench::set_flop_counters(state, 2 * routed_flops(r));
 }
 

@@ -6,6 +6,7 @@
 #include <benchmark/benchmark.h>
 
 #include "core/factory.h"
+#include "core/math/moh_route_math.h"
 #include "core/ops.h"
 
 namespace moh {
@@ -14,9 +15,8 @@ namespace {
 constexpr double kEps = 1e-6;
 
 Tensor route_logits(int64_t tokens, int64_t heads, int64_t shared) {
-  const int64_t columns = heads - shared + (shared > 1 ? shared : 0) + (shared > 0 ? 2 : 0);
   Generator gen(0);
-  return normal({tokens, columns}, 0, 1, gen);
+  return normal({tokens, RouteShape{heads, shared, 1}.columns()}, 0, 1, gen);
 }
 
 void set_token_counter(benchmark::State& state, int64_t tokens) {

@@ -103,6 +103,11 @@ Args parse(int argc, char** argv) {
   return a;
 }
 
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
 // Each step run `reps` times after one warm-up, round-robin: round r runs the steps in turn starting at
 // step r % count, so a slow stretch of a noisy machine falls on every variant alike. Per step: the median
 // wall time, and the median over rounds of its time over step 0's in the same round (a paired ratio).
@@ -123,15 +128,11 @@ std::vector<Timing> interleaved_timings(const std::vector<std::function<void()>>
       synchronize(device);
       t[i][size_t(r)] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     }
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  };
   std::vector<Timing> out(count);
   for (size_t i = 0; i < count; ++i) {
     std::vector<double> ratios(static_cast<size_t>(reps));
     for (int64_t r = 0; r < reps; ++r) ratios[size_t(r)] = t[i][size_t(r)] / t[0][size_t(r)];
-    out[i] = {median(t[i]), median(ratios)};
+    out[i] = {median_of(t[i]), median_of(ratios)};
   }
   return out;
 }
@@ -263,10 +264,7 @@ std::map<std::string, double> layer_phase_ms(MultiHeadAttention& layer, const Te
     for (const auto& [phase, t] : profiler.phases()) samples[phase].push_back(t.forward_ms + t.backward_ms);
   }
   std::map<std::string, double> median;
-  for (auto& [phase, t] : samples) {
-    std::sort(t.begin(), t.end());
-    median[phase] = t[t.size() / 2];
-  }
+  for (const auto& [phase, t] : samples) median[phase] = median_of(t);
   return median;
 }
 
@@ -336,8 +334,7 @@ StepCost measure_step(const std::function<void()>& step, int64_t reps) {
     t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
     peak = std::max(peak, double(cpu.stats().peak_bytes - base) / double(1 << 20));
   }
-  std::sort(t.begin(), t.end());
-  return {t[t.size() / 2], peak};
+  return {median_of(t), peak};
 }
 
 // The attention op's training step on q [B, H, T, Dh] and k, v [B, Hkv, T, Dh]; `repeat` first
@@ -453,49 +450,49 @@ int main(int argc, char** argv) {
         opts.dim = kDim;
         opts.num_heads = kHeads;
         Tensor x = normal({batch, seq, kDim}, 0, 1, gen).to(args.device);
-        auto on_device = [&](std::shared_ptr<MultiHeadAttention> layer) {
-          layer->to(args.device);
-          return layer;
-        };
         // Every variant alive at once, so that their steps interleave: MHA; per share the projections
         // MoHProjections::Auto picks, then the other; MoH's dense execution at 75%.
-        std::vector<std::function<void()>> steps{layer_step_fn(on_device(std::make_shared<MultiHeadAttention>(opts, gen)), x)};
-        std::vector<std::pair<std::string, double>> variants;  // name, FLOP ratio (steps[i + 1])
+        std::vector<std::function<void()>> steps;
+        std::vector<Row> variants;  // steps[i]'s row, its ms and ratio filled in after the timing
+        auto add = [&](std::shared_ptr<MultiHeadAttention> layer, std::string name, double flops) {
+          layer->to(args.device);
+          steps.push_back(layer_step_fn(layer, x));
+          variants.push_back({seq, "layer", std::move(name), 0, 0, flops});
+          return steps.size() - 1;
+        };
+        add(std::make_shared<MultiHeadAttention>(opts, gen), "MHA", 1.0);
+        std::vector<size_t> picked_step;  // per share, the step of Auto's pick
+        size_t dense_step = 0;
         for (const Share& s : kShares) {
           auto picked = std::make_shared<MoHAttention>(opts, MoHOptions{kShared, s.topk, MoHExecution::Sparse}, gen);
           const bool gathered = picked->gathered_projections();
           MoHOptions other{kShared, s.topk, MoHExecution::Sparse};
           other.projections = gathered ? MoHProjections::Dense : MoHProjections::Gathered;
           const double flops = layer_flop_ratio(seq, s.topk);
-          steps.push_back(layer_step_fn(on_device(picked), x));
-          variants.push_back({std::string("MoH sparse ") + s.name + "%" + (gathered ? " g" : " d"), flops});
-          steps.push_back(layer_step_fn(on_device(std::make_shared<MoHAttention>(opts, other, gen)), x));
-          variants.push_back({std::string("MoH sparse ") + s.name + "%" + (gathered ? " d" : " g"), flops});
+          const std::string name = std::string("MoH sparse ") + s.name + "%";
+          picked_step.push_back(add(picked, name + (gathered ? " g" : " d"), flops));
+          add(std::make_shared<MoHAttention>(opts, other, gen), name + (gathered ? " d" : " g"), flops);
           if (std::string(s.name) == "75") {
-            steps.push_back(layer_step_fn(
-                on_device(std::make_shared<MoHAttention>(opts, MoHOptions{kShared, s.topk, MoHExecution::Dense}, gen)),
-                x));
-            variants.push_back({"MoH dense 75%", 1.0});
+            const MoHOptions dense_75{kShared, s.topk, MoHExecution::Dense};
+            dense_step = add(std::make_shared<MoHAttention>(opts, dense_75, gen), "MoH dense 75%", 1.0);
           }
         }
         const std::vector<Timing> t = interleaved_timings(steps, args.reps, args.device);
-        rows.push_back({seq, "layer", "MHA", t[0].ms, 1.0, 1.0});
-        for (size_t i = 0; i < variants.size(); ++i)
-          rows.push_back({seq, "layer", variants[i].first, t[i + 1].ms, t[i + 1].ratio, variants[i].second});
-        size_t v = 0;  // the Auto pick of each share: the first of its pair
-        for (const Share& s : kShares) {
-          const double ratio = t[v + 1].ratio;
-          worst[s.name]["layer_ratio"] = std::max(worst[s.name]["layer_ratio"], ratio);
-          worst[s.name]["layer_flop_ratio"] = variants[v].second;
-          by_seq[std::to_string(seq)][s.name]["layer_ratio"] = ratio;
-          by_seq[std::to_string(seq)][s.name]["layer_flop_ratio"] = variants[v].second;
-          by_seq[std::to_string(seq)][s.name]["active_share"] = double(kShared + s.topk) / kHeads;
-          v += 2;
-          if (std::string(s.name) == "75") {
-            dense_overhead = std::max(dense_overhead, t[v + 1].ratio - 1.0);
-            ++v;
-          }
+        for (size_t i = 0; i < variants.size(); ++i) {
+          variants[i].ms = t[i].ms;
+          variants[i].ratio = t[i].ratio;
+          rows.push_back(variants[i]);
         }
+        for (size_t j = 0; j < std::size(kShares); ++j) {
+          const Share& s = kShares[j];
+          const Row& picked = variants[picked_step[j]];
+          worst[s.name]["layer_ratio"] = std::max(worst[s.name]["layer_ratio"], picked.ratio);
+          worst[s.name]["layer_flop_ratio"] = picked.flop_ratio;
+          by_seq[std::to_string(seq)][s.name]["layer_ratio"] = picked.ratio;
+          by_seq[std::to_string(seq)][s.name]["layer_flop_ratio"] = picked.flop_ratio;
+          by_seq[std::to_string(seq)][s.name]["active_share"] = double(kShared + s.topk) / kHeads;
+        }
+        dense_overhead = std::max(dense_overhead, t[dense_step].ratio - 1.0);
       }
     }
     std::printf("\n%-5s %-6s %-16s %10s %9s %12s\n", "seq", "scope", "variant", "median ms", "vs MHA", "ideal");
