@@ -1,6 +1,7 @@
 // Typed row-major GEMM over CBLAS for CPU kernels: C = alpha * op(A) @ op(B) + beta * C, with
-// float32 -> sgemm and float64 -> dgemm. gemm() gives each row of C the same bits whatever m is
-// (a row does not depend on the rows computed with it). gemm_or_gemv() sends a single row of A
+// float32 -> sgemm and float64 -> dgemm. A row of C may round differently with m (OpenBLAS's kernels
+// block by size: a few percent of a [m, 50] product's elements differ between m = 16 and m = 301 on
+// its Haswell kernels), but the same call always gives the same bits. gemm_or_gemv() sends a single row of A
 // (m == 1: one decoded token's projections, one query of attention) to gemv instead, which reads
 // op(B) in place, where GEMM first packs all of B (as costly as the product itself at m == 1); its
 // accumulation order differs, so use it only where m follows from the operands' shapes, never from

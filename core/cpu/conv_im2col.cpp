@@ -3,14 +3,14 @@
 //   weight grad    dW_g [OG, K]  += dy_g [OG, s*P] @ cols^T                 (chunks in order)
 //   input grad     dcols [K, s*P] = W_g^T @ dy_g, then col2im adds dcols into dx
 // with K = C/groups * KH * KW and P = HO * WO. A pointwise (1x1, stride 1, no padding) convolution of
-// one sample per chunk reads x and writes dx in place of the columns. GEMMs run on OpenBLAS's threads;
-// im2col, col2im and the layout copies split their planes over OpenMP threads, each plane written by one
-// thread, so every sum has one fixed order.
+// one sample per chunk reads x and writes dx in place of the columns. GEMMs run in row bands on the
+// OpenMP team (core/cpu/team_gemm.h); im2col, col2im and the layout copies split their planes over
+// OpenMP threads, each plane written by one thread, so every sum has one fixed order.
 #include "core/cpu/conv_im2col.h"
 
 #include <algorithm>
 
-#include "core/cpu/blas.h"
+#include "core/cpu/team_gemm.h"
 #include "core/dispatch.h"
 
 namespace moh::cpu {
@@ -153,10 +153,11 @@ void forward(const ConvGeometry& g, const T* x, const T* w, const T* bias, T* y)
         T* yg = y + (n0 * g.o + group * g.og) * plane;
         if (bias)
           for (int64_t o = 0; o < g.og; ++o) std::fill(yg + o * plane, yg + (o + 1) * plane, bias[group * g.og + o]);
-        gemm({false, patch}, {false, plane}, g.og, plane, patch, T(1), wg, cols, bias ? T(1) : T(0), yg, plane);
+        team_gemm({false, patch}, {false, plane}, g.og, plane, patch, T(1), wg, cols, bias ? T(1) : T(0), yg,
+                  plane);
       } else {
         T* packed = out_buffer.data<T>();
-        gemm({false, patch}, {false, width}, g.og, width, patch, T(1), wg, cols, T(0), packed, width);
+        team_gemm({false, patch}, {false, width}, g.og, width, patch, T(1), wg, cols, T(0), packed, width);
         chunks.from_packed(packed, bias, n0, s, group, y);
       }
     }
@@ -203,15 +204,16 @@ void backward(const ConvGeometry& g, const T* dy, const T* x, const T* w, T* dx,
       if (dw) {
         const T* cols = direct ? x + in_offset : cols_buffer.data<T>();
         if (!direct) chunks.im2col(x, n0, s, group, cols_buffer.data<T>());
-        gemm({false, width}, {true, width}, g.og, patch, width, T(1), dyg, cols, n0 == 0 ? T(0) : T(1),
-             dw + group * g.og * patch, patch);
+        team_gemm({false, width}, {true, width}, g.og, patch, width, T(1), dyg, cols, n0 == 0 ? T(0) : T(1),
+                  dw + group * g.og * patch, patch);
       }
       if (dx) {
         if (direct) {
-          gemm({true, patch}, {false, width}, patch, width, g.og, T(1), wg, dyg, T(0), dx + in_offset, width);
+          team_gemm({true, patch}, {false, width}, patch, width, g.og, T(1), wg, dyg, T(0), dx + in_offset,
+                    width);
         } else {
           T* dcols = cols_buffer.data<T>();
-          gemm({true, patch}, {false, width}, patch, width, g.og, T(1), wg, dyg, T(0), dcols, width);
+          team_gemm({true, patch}, {false, width}, patch, width, g.og, T(1), wg, dyg, T(0), dcols, width);
           chunks.col2im(dcols, n0, s, group, dx);
         }
       }

@@ -1,50 +1,19 @@
 // Batched GEMM on the CPU through CBLAS. Picks a BLAS layout per operand (no copy for row- or
 // column-major matrices with any leading dimension), folds the batch into one tall GEMM when b is
-// shared by every batch and a's batch rows are evenly spaced (x[B, T, K] @ W), else loops over
-// batch matrices: in parallel across batches when each GEMM is small (OpenBLAS runs one thread
-// inside an OpenMP region), serially with BLAS's own threads when each GEMM is large. A small GEMM
-// that is not batched runs on the calling thread (SerialBlas).
+// shared by every batch and a's batch rows are evenly spaced (x[B, T, K] @ W), and runs the batch's
+// matrices in row bands on the OpenMP team (core/cpu/team_gemm.h).
 #include "core/kernels/matmul.h"
 
-#include <omp.h>
-
-#include <algorithm>
 #include <climits>
 #include <vector>
 
-#include "core/cpu/blas.h"
+#include "core/cpu/team_gemm.h"
 #include "core/dispatch.h"
 #include "core/kernels/fill.h"
 #include "core/matmul_layout.h"
 
 namespace moh::cpu {
 namespace {
-
-// M*N*K below which one GEMM runs on one thread: the batches of a batched product then run in
-// parallel (inside an OpenMP region OpenBLAS never starts threads of its own), a single product on
-// the calling thread. OpenBLAS itself splits anything above 2^18 across every thread, but waking
-// and syncing the team costs more than it saves on such small products: a skinny gate projection
-// ([2048, 128] @ [128, 2] and its weight gradient) ran 5x slower on 2 threads than on one.
-constexpr int64_t kSerialGemm = int64_t(1) << 21;
-// Batches run in parallel only when the whole batch is worth waking a thread team for.
-constexpr int64_t kMinParallelWork = int64_t(1) << 16;
-
-// Runs the BLAS calls in its scope on the calling thread when `serial`: an OpenMP OpenBLAS takes
-// its thread count from omp_get_max_threads() at each call made outside a parallel region.
-class SerialBlas {
- public:
-  explicit SerialBlas(bool serial) : threads_(serial && !omp_in_parallel() ? omp_get_max_threads() : 1) {
-    if (threads_ > 1) omp_set_num_threads(1);
-  }
-  ~SerialBlas() {
-    if (threads_ > 1) omp_set_num_threads(threads_);
-  }
-  SerialBlas(const SerialBlas&) = delete;
-  SerialBlas& operator=(const SerialBlas&) = delete;
-
- private:
-  int threads_;
-};
 
 // Element offset of each batch matrix of t (batch = all dims but the last two), in row-major order.
 std::vector<int64_t> batch_offsets(const Tensor& t, int64_t batch) {
@@ -96,23 +65,13 @@ void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in, bool accu
   MOH_CHECK((fold ? batch * m : m) <= limit && n <= limit && k <= limit && la.ld <= limit && lb.ld <= limit,
             "matmul: a matrix of ", describe(a_in), " @ ", describe(b_in),
             " exceeds the 32-bit BLAS index range");
+  const std::vector<int64_t> oa = fold ? std::vector<int64_t>{} : batch_offsets(a, batch),
+                             ob = fold ? std::vector<int64_t>{} : batch_offsets(b, batch);
+  // The folded batch is one [batch * m, n] GEMM.
+  const GemmBatch matrices = fold ? GemmBatch{} : GemmBatch{batch, oa.data(), ob.data(), m * n};
   dispatch_floating(out.dtype(), "matmul", [&]<class T>() {
-    const T* pa = a.data<T>();
-    const T* pb = b.data<T>();
-    T* pc = out.data<T>();
-    const T beta = accumulate ? T(1) : T(0);
-    if (fold) {
-      SerialBlas serial(batch * m * n * k < kSerialGemm);
-      gemm_or_gemv(la, lb, batch * m, n, k, T(1), pa, pb, beta, pc, n);
-      return;
-    }
-    const std::vector<int64_t> oa = batch_offsets(a, batch), ob = batch_offsets(b, batch);
-    const bool small = m * n * k < kSerialGemm;
-    const bool parallel_batches = small && batch > 1 && batch * m * n * k >= kMinParallelWork;
-    SerialBlas serial(small && !parallel_batches);
-#pragma omp parallel for schedule(static) if (parallel_batches)
-    for (int64_t i = 0; i < batch; ++i)
-      gemm_or_gemv(la, lb, m, n, k, T(1), pa + oa[size_t(i)], pb + ob[size_t(i)], beta, pc + i * m * n, n);
+    team_gemm(la, lb, fold ? batch * m : m, n, k, T(1), a.data<T>(), b.data<T>(), accumulate ? T(1) : T(0),
+              out.data<T>(), n, matrices, /*allow_gemv=*/true);
   });
 }
 
