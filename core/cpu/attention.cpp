@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/cpu/blas.h"
+#include "core/cpu/small_gemm.h"
 #include "core/dispatch.h"
 #include "core/kernels/fill.h"
 #include "core/math/fast_exp.h"
@@ -68,11 +69,14 @@ struct Dims {
   bool rows_by_shape = false;
 };
 
-// The forward's block products (see Dims::rows_by_shape).
+// Every block product: small ones (by n and k, never by the row count m, so a row's bits do not
+// depend on how many rows share its block) through small_gemm, the rest through BLAS; the forward's
+// dense queries may send a single row to gemv (see Dims::rows_by_shape).
 template <class T>
-void block_gemm(const Dims& dims, GemmOperand a, GemmOperand b, int64_t m, int64_t n, int64_t k, T alpha, const T* pa,
-                const T* pb, T beta, T* pc, int64_t ldc) {
-  if (dims.rows_by_shape) gemm_or_gemv(a, b, m, n, k, alpha, pa, pb, beta, pc, ldc);
+void block_gemm(const Dims& dims, bool forward, GemmOperand a, GemmOperand b, int64_t m, int64_t n, int64_t k,
+                T alpha, const T* pa, const T* pb, T beta, T* pc, int64_t ldc) {
+  if (n <= kSmallGemmMax && k <= kSmallGemmMax) small_gemm(a, b, m, n, k, alpha, pa, pb, beta, pc, ldc);
+  else if (forward && dims.rows_by_shape) gemm_or_gemv(a, b, m, n, k, alpha, pa, pb, beta, pc, ldc);
   else gemm(a, b, m, n, k, alpha, pa, pb, beta, pc, ldc);
 }
 
@@ -107,7 +111,7 @@ void forward_group(const Group<T>& g, const RowStrides& rs, const Dims& dims, T 
     const T* qb = g.q + q0 * rs.q;
     for (int64_t k0 = 0; k0 < kmax; k0 += kBlockK) {
       const int64_t bk = std::min(kBlockK, kmax - k0);
-      block_gemm<T>(dims, {false, rs.q}, {true, rs.k}, bq, bk, dims.d, scale, qb, g.k + k0 * rs.k, T(0),
+      block_gemm<T>(dims, true, {false, rs.q}, {true, rs.k}, bq, bk, dims.d, scale, qb, g.k + k0 * rs.k, T(0),
                     scores.data(), kBlockK);
       for (int64_t i = 0; i < bq; ++i) {
         T* s = scores.data() + i * kBlockK;
@@ -134,8 +138,8 @@ void forward_group(const Group<T>& g, const RowStrides& rs, const Dims& dims, T 
           for (int64_t c = 0; c < dims.dv; ++c) a[c] *= correction;
         }
       }
-      block_gemm<T>(dims, {false, kBlockK}, {false, rs.v}, bq, dims.dv, bk, T(1), scores.data(), g.v + k0 * rs.v,
-                    T(1), acc.data(), dims.dv);
+      block_gemm<T>(dims, true, {false, kBlockK}, {false, rs.v}, bq, dims.dv, bk, T(1), scores.data(),
+                    g.v + k0 * rs.v, T(1), acc.data(), dims.dv);
     }
     for (int64_t i = 0; i < bq; ++i) {
       T* o = g.out + (q0 + i) * rs.out;
@@ -174,8 +178,10 @@ void backward_group(const Group<T>& g, const RowStrides& rs, const Dims& dims, T
       const int64_t bk = std::min(kBlockK, kmax - k0);
       const T* kb = g.k + k0 * rs.k;
       const T* vb = g.v + k0 * rs.v;
-      gemm({false, rs.q}, {true, rs.k}, bq, bk, dims.d, scale, qb, kb, T(0), p.data(), kBlockK);
-      gemm({false, rs.grad_out}, {true, rs.v}, bq, bk, dims.dv, T(1), gob, vb, T(0), dp.data(), kBlockK);
+      block_gemm<T>(dims, false, {false, rs.q}, {true, rs.k}, bq, bk, dims.d, scale, qb, kb, T(0), p.data(),
+                    kBlockK);
+      block_gemm<T>(dims, false, {false, rs.grad_out}, {true, rs.v}, bq, bk, dims.dv, T(1), gob, vb, T(0),
+                    dp.data(), kBlockK);
       for (int64_t i = 0; i < bq; ++i) {
         T* pi = p.data() + i * kBlockK;
         T* dpi = dp.data() + i * kBlockK;
@@ -188,11 +194,12 @@ void backward_group(const Group<T>& g, const RowStrides& rs, const Dims& dims, T
         for (int64_t j = valid; j < bk; ++j) pi[j] = dpi[j] = 0;
       }
       // dV += P^T dO ; dQ += scale dS K ; dK += scale dS^T Q
-      gemm({true, kBlockK}, {false, rs.grad_out}, bk, dims.dv, bq, T(1), p.data(), gob, T(1),
-           g.grad_v + k0 * rs.grad_v, rs.grad_v);
-      gemm({false, kBlockK}, {false, rs.k}, bq, dims.d, bk, scale, dp.data(), kb, T(1), gqb, rs.grad_q);
-      gemm({true, kBlockK}, {false, rs.q}, bk, dims.d, bq, scale, dp.data(), qb, T(1), g.grad_k + k0 * rs.grad_k,
-           rs.grad_k);
+      block_gemm<T>(dims, false, {true, kBlockK}, {false, rs.grad_out}, bk, dims.dv, bq, T(1), p.data(), gob, T(1),
+                    g.grad_v + k0 * rs.grad_v, rs.grad_v);
+      block_gemm<T>(dims, false, {false, kBlockK}, {false, rs.k}, bq, dims.d, bk, scale, dp.data(), kb, T(1), gqb,
+                    rs.grad_q);
+      block_gemm<T>(dims, false, {true, kBlockK}, {false, rs.q}, bk, dims.d, bq, scale, dp.data(), qb, T(1),
+                    g.grad_k + k0 * rs.grad_k, rs.grad_k);
     }
   }
 }

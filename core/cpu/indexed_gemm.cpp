@@ -4,38 +4,25 @@
 // neighbouring elements in one sweep. Every MR x NR register tile of C is loaded (rows through C's
 // index), has the slice's products added in ascending k, and is stored; edge tiles go through a
 // local tile. Rows read through an index are software-prefetched a few rows (or one MR slice) ahead.
-// Vectors are GCC/Clang vector extensions of 32 bytes (AVX2 registers on x86-64-v3; the compiler
-// splits them elsewhere). The build contracts `acc += a * b` into FMAs for this file.
+// Vectors are core/cpu/simd_vec.h's (32 bytes: AVX2 registers on x86-64-v3). The build contracts
+// `acc += a * b` into FMAs for this file.
 #include "core/cpu/indexed_gemm.h"
 
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
+#include "core/cpu/simd_vec.h"
 #include "core/error.h"
 
 namespace moh::cpu {
 namespace {
 
-typedef float Float8 __attribute__((vector_size(32)));
-typedef double Double4 __attribute__((vector_size(32)));
-
-template <class T>
-struct Simd;
-template <>
-struct Simd<float> {
-  using Vec = Float8;
-};
-template <>
-struct Simd<double> {
-  using Vec = Double4;
-};
-
-template <class T>
-using Vec = typename Simd<T>::Vec;
-
-template <class T>
-constexpr int64_t kLanes = int64_t(sizeof(Vec<T>) / sizeof(T));
+using simd::kLanes;
+using simd::load;
+using simd::splat;
+using simd::store;
+using simd::Vec;
 
 constexpr int64_t kMr = 6;  // rows of a register tile
 template <class T>
@@ -52,24 +39,6 @@ constexpr int64_t kLineElements = int64_t(64 / sizeof(T));  // elements of a 64-
 template <class T>
 void prefetch_span(const T* p, int64_t count) {
   for (int64_t e = 0; e < count; e += kLineElements<T>) __builtin_prefetch(p + e);
-}
-
-template <class T>
-Vec<T> load(const T* p) {
-  Vec<T> v;
-  std::memcpy(&v, p, sizeof(v));
-  return v;
-}
-
-template <class T>
-void store(T* p, const Vec<T>& v) {
-  std::memcpy(p, &v, sizeof(v));
-}
-
-template <class T>
-Vec<T> splat(T s) {
-  if constexpr (kLanes<T> == 8) return Vec<T>{s, s, s, s, s, s, s, s};
-  else return Vec<T>{s, s, s, s};
 }
 
 // Where a register tile reads A(i0 + i, p0 + k), i < MR: MR row pointers along k (A by rows), or a
