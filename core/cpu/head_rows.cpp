@@ -1,10 +1,16 @@
-// CPU pack_head_rows: a counting sort of the active (token, head) pairs by group g = head * batch + b.
-// Pairs are visited in token order, so each group's rows come out with their tokens ascending.
+// CPU pack_head_rows: a counting sort of the active (token, head) pairs by group g = head * batch + b,
+// batch elements in parallel (each owns its groups). A batch element's pairs are visited in token order,
+// so each group's rows come out with their tokens ascending, the same on any thread count.
 #include "core/kernels/head_rows.h"
 
 #include <vector>
 
 namespace moh::cpu {
+namespace {
+
+constexpr int64_t kParallelRows = 4096;  // selected (token, head) ids below which one thread packs
+
+}  // namespace
 
 int64_t first_bad_selection(const Tensor& topk, int64_t routed) {
   const int64_t n = topk.size(0), k = topk.size(1);
@@ -25,22 +31,32 @@ void pack_head_rows(const Tensor& token_index, const Tensor& q_pos, const Tensor
   const int64_t heads = head_offsets.numel() - 1, n = topk.size(0), k = topk.size(1), tokens = n / batch;
   const int64_t* sel = topk.data<int64_t>();
   int64_t* off = row_offsets.data<int64_t>();
-  std::fill(off, off + row_offsets.numel(), 0);  // off[g + 1]: the rows of group g, then the prefix sums
-  for (int64_t h = 0; h < shared; ++h)
-    for (int64_t b = 0; b < batch; ++b) off[h * batch + b + 1] = tokens;
-  for (int64_t i = 0; i < n * k; ++i) ++off[(shared + sel[i]) * batch + (i / k) / tokens + 1];
-  for (int64_t g = 1; g < row_offsets.numel(); ++g) off[g] += off[g - 1];
-  std::vector<int64_t> next(off, off + heads * batch);
+  // off[g + 1]: the rows of group g = h * batch + b, then the prefix sums. A batch element's tokens fill
+  // only its own groups, so the batch elements count and place in parallel.
+  off[0] = 0;
+#pragma omp parallel for schedule(static) if (n * k > kParallelRows)
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t h = 0; h < heads; ++h) off[h * batch + b + 1] = h < shared ? tokens : 0;
+    const int64_t* row = sel + b * tokens * k;
+    for (int64_t i = 0; i < tokens * k; ++i) ++off[(shared + row[i]) * batch + b + 1];
+  }
+  for (int64_t g = 1; g <= heads * batch; ++g) off[g] += off[g - 1];
   int64_t *tok = token_index.data<int64_t>(), *pos = q_pos.data<int64_t>(), *pair = pair_index.data<int64_t>();
-  auto place = [&](int64_t token, int64_t head) {
-    const int64_t r = next[size_t(head * batch + token / tokens)]++;
-    tok[r] = token;
-    pos[r] = first_position + token % tokens;
-    pair[r] = token * heads + head;
-  };
-  for (int64_t token = 0; token < n; ++token) {
-    for (int64_t h = 0; h < shared; ++h) place(token, h);
-    for (int64_t j = 0; j < k; ++j) place(token, shared + sel[token * k + j]);
+#pragma omp parallel for schedule(static) if (n * k > kParallelRows)
+  for (int64_t b = 0; b < batch; ++b) {
+    std::vector<int64_t> free_row(static_cast<size_t>(heads));  // the next free row of each of b's groups
+    for (int64_t h = 0; h < heads; ++h) free_row[size_t(h)] = off[h * batch + b];
+    for (int64_t t = 0; t < tokens; ++t) {
+      const int64_t token = b * tokens + t;
+      const auto place = [&](int64_t head) {
+        const int64_t r = free_row[size_t(head)]++;
+        tok[r] = token;
+        pos[r] = first_position + t;
+        pair[r] = token * heads + head;
+      };
+      for (int64_t h = 0; h < shared; ++h) place(h);
+      for (int64_t j = 0; j < k; ++j) place(shared + sel[token * k + j]);
+    }
   }
   int64_t* head_off = head_offsets.data<int64_t>();
   for (int64_t h = 0; h <= heads; ++h) head_off[h] = off[h * batch];

@@ -3,12 +3,13 @@
 // strided-loop engine parallelises over the other dims): each position owns one line of the
 // output, which keeps scatter race-free and its duplicate order fixed. Whole rows (index_select and
 // index_add along dim 0 of row-contiguous tensors: MoH's query rows) move as rows instead, a memcpy or
-// one vector add each, in the same index order.
+// one vector add each, in the same index order; scatter's rows in parallel by bands of the output.
 #include "core/kernels/indexing.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <omp.h>
 #include <numeric>
 #include <vector>
 
@@ -69,16 +70,30 @@ int64_t whole_row_length(const Tensor& index, int64_t dim, const std::vector<int
   return len;
 }
 
-// Row r of `at` (row stride at_row) and row index[r] of `sel` (row stride sel_row): body(at_row_ptr,
-// sel_row_ptr, len). Rows go in index order on one thread when `ordered` (scatter's duplicates), else in
-// parallel.
+// Row r of `at` (row stride at_row) and row index[r] of `sel` (row stride sel_row, sel_rows rows):
+// body(at_row_ptr, sel_row_ptr, len). Unordered walks split the rows r over the threads. Ordered walks
+// (scatter, whose index may repeat a row) give each thread a band of sel's rows instead: every thread reads
+// the whole index and takes the rows that land in its band, so each sel row sees its writes in index
+// order, on any thread count, and only its owner touches it.
 template <class T, class Body>
-void row_walk(const Tensor& index, int64_t len, T* at, int64_t at_row, T* sel, int64_t sel_row, bool ordered,
-              Body body) {
+void row_walk(const Tensor& index, int64_t len, T* at, int64_t at_row, T* sel, int64_t sel_row, int64_t sel_rows,
+              bool ordered, Body body) {
   const int64_t n = index.size(0), idx_stride = index.stride(0);
   const int64_t* idx = index.data<int64_t>();
-#pragma omp parallel for schedule(static) if (!ordered && n * len > kParallelGrain)
-  for (int64_t r = 0; r < n; ++r) body(at + r * at_row, sel + idx[r * idx_stride] * sel_row, len);
+  if (!ordered) {
+#pragma omp parallel for schedule(static) if (n * len > kParallelGrain)
+    for (int64_t r = 0; r < n; ++r) body(at + r * at_row, sel + idx[r * idx_stride] * sel_row, len);
+    return;
+  }
+#pragma omp parallel if (n * len > kParallelGrain)
+  {
+    const int64_t threads = omp_get_num_threads(), t = omp_get_thread_num();
+    const int64_t lo = sel_rows * t / threads, hi = sel_rows * (t + 1) / threads;
+    for (int64_t r = 0; r < n; ++r) {
+      const int64_t s = idx[r * idx_stride];
+      if (s >= lo && s < hi) body(at + r * at_row, sel + s * sel_row, len);
+    }
+  }
 }
 
 // True when a ranks strictly before b (largest: bigger first; smallest: smaller first); NaN
@@ -117,18 +132,27 @@ void check_index_range(const Tensor& index, int64_t limit, const char* op, const
 
 void check_distinct_index(const Tensor& index, int64_t limit, const char* op, const char* name) {
   const int64_t* p = index.data<int64_t>();
-  std::vector<bool> seen(size_t(limit), false);
-  for (int64_t i = 0; i < index.numel(); ++i) {
+  const int64_t n = index.numel();
+  // One branch-free pass marks every value; only when some value came twice, a second pass finds the first.
+  std::vector<uint8_t> seen(size_t(limit), 0);
+  uint8_t repeated = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    repeated |= seen[size_t(p[i])];
+    seen[size_t(p[i])] = 1;
+  }
+  if (!repeated) return;
+  std::fill(seen.begin(), seen.end(), uint8_t(0));
+  for (int64_t i = 0; i < n; ++i) {
     MOH_CHECK(!seen[size_t(p[i])], op, ": ", name, " holds ", p[i], " more than once (again at position ", i,
               "): its values must be distinct");
-    seen[size_t(p[i])] = true;
+    seen[size_t(p[i])] = 1;
   }
 }
 
 void gather(const Tensor& out, const Tensor& x, int64_t dim, const Tensor& index) {
   dispatch_all(x.dtype(), "gather", [&]<class T>() {
     if (const int64_t len = whole_row_length(index, dim, out.strides(), x.strides())) {
-      row_walk<T>(index, len, out.data<T>(), out.stride(0), x.data<T>(), x.stride(0), false,
+      row_walk<T>(index, len, out.data<T>(), out.stride(0), x.data<T>(), x.stride(0), x.size(0), false,
                   [](T* o, const T* v, int64_t n) { std::copy(v, v + n, o); });
       return;
     }
@@ -142,7 +166,7 @@ void scatter(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& 
   if (accumulate) {
     dispatch_numeric(out.dtype(), "scatter_add", [&]<class T>() {
       if (len) {
-        row_walk<T>(index, len, src.data<T>(), src.stride(0), out.data<T>(), out.stride(0), true,
+        row_walk<T>(index, len, src.data<T>(), src.stride(0), out.data<T>(), out.stride(0), out.size(0), true,
                     [](const T* v, T* o, int64_t n) {
 #pragma omp simd
                       for (int64_t i = 0; i < n; ++i) o[i] += v[i];
@@ -156,7 +180,7 @@ void scatter(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& 
   }
   dispatch_all(out.dtype(), "scatter", [&]<class T>() {
     if (len) {
-      row_walk<T>(index, len, src.data<T>(), src.stride(0), out.data<T>(), out.stride(0), true,
+      row_walk<T>(index, len, src.data<T>(), src.stride(0), out.data<T>(), out.stride(0), out.size(0), true,
                   [](const T* v, T* o, int64_t n) { std::copy(v, v + n, o); });
       return;
     }

@@ -37,9 +37,8 @@ Variable composed(const Variable& rows, const Variable& gates, const Tensor& ind
   return ag::index_add(Variable(zeros({gates.size(0), rows.size(1)}, rows.dtype())), 0, index, gated);
 }
 
-void check_against_composed(DType dtype, bool scatter, double rtol) {
-  SCOPED_TRACE(str_cat(dtype_name(dtype), scatter ? " scattered" : " in row order"));
-  const int64_t r = 37, d = 24, p = 53;
+void check_against_composed(DType dtype, bool scatter, double rtol, int64_t r = 37, int64_t d = 24, int64_t p = 53) {
+  SCOPED_TRACE(str_cat(dtype_name(dtype), scatter ? " scattered" : " in row order", " ", r, " of ", p, " pairs"));
   const Tensor x = test::rand_t({r, d}, 1, dtype), g = test::rand_t({p}, 2, dtype);
   const Tensor index = distinct_index(r, p, 3);
   const Tensor up = test::rand_t({scatter ? p : r, d}, 4, dtype);
@@ -59,6 +58,18 @@ TEST(GateRows, MatchesTheComposedOps) {
     check_against_composed(DType::Float64, scatter, 1e-14);
     check_against_composed(DType::Float32, scatter, 1e-6);
   }
+}
+
+// Sizes above the parallel threshold, on thread counts that split the pairs unevenly (the scattered form
+// hands each thread a range of output pairs, the rest of the op a range of rows).
+TEST(GateRows, LargeInputsMatchTheComposedOpsOnAnyThreadCount) {
+  const int before = num_threads();
+  for (int threads : {1, 2, 3}) {
+    SCOPED_TRACE(str_cat(threads, " threads"));
+    set_num_threads(threads);
+    for (bool scatter : {false, true}) check_against_composed(DType::Float32, scatter, 1e-6, 3001, 24, 4099);
+  }
+  set_num_threads(before);
 }
 
 TEST(GateRows, ScatteredRowsOfUnnamedPairsAreZeroAndTheirGatesGetNoGradient) {

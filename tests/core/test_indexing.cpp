@@ -327,6 +327,13 @@ TEST(Indexing, WholeRowsAndElementWalksAgree) {
     expect_rows_moved(rand_t({6}, 65).to(dtype), dup, dtype);                                          // 1-D
   }
   expect_rows_moved(rand_t({3000, 16}, 66), rand_index({4000}, 3000, 67), DType::Float32);  // parallel gather
+  const int before = num_threads();  // the parallel scatter's bands of output rows, split evenly and not
+  for (int threads : {1, 2, 3}) {
+    SCOPED_TRACE(str_cat(threads, " threads"));
+    set_num_threads(threads);
+    expect_rows_moved(rand_t({3001, 16}, 70), rand_index({4000}, 3001, 71), DType::Float32);
+  }
+  set_num_threads(before);
   const Tensor ints = rand_index({6, 4}, 100, 68);  // whole int64 rows: row 0 of the result is row 3
   const std::vector<int64_t> iv = ints.to_vector<int64_t>(), got = index_select(ints, 0, dup).to_vector<int64_t>();
   EXPECT_EQ(std::vector<int64_t>(got.begin(), got.begin() + 4), std::vector<int64_t>(iv.begin() + 12, iv.begin() + 16));
