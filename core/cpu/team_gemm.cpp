@@ -9,8 +9,9 @@
 namespace moh::cpu {
 namespace {
 
-// A band's rows are a multiple of this (every sgemm/dgemm kernel's M unroll divides it).
+// A band's rows (columns) are a multiple of this (every sgemm/dgemm kernel's M and N unroll divides it).
 constexpr int64_t kBandRows = 16;
+constexpr int64_t kBandColumns = 16;
 // M*N*K of the smallest band worth a thread of its own.
 constexpr int64_t kMinBandWork = int64_t(1) << 16;
 
@@ -41,6 +42,16 @@ int64_t bands_per_matrix(int64_t count, int64_t m, int64_t n, int64_t k, int64_t
   return std::max<int64_t>(bands, 1);
 }
 
+// When `items` row bands leave threads idle (a product of few rows: a narrow layer's weight gradient),
+// how many bands C's columns are cut into as well, under the same limits.
+int64_t column_bands(int64_t items, int64_t m, int64_t n, int64_t k, int64_t threads) {
+  if (items >= threads) return 1;
+  int64_t bands = threads / items;
+  bands = std::min(bands, (n + kBandColumns - 1) / kBandColumns);
+  bands = std::min(bands, m * n * k / (items * kMinBandWork));
+  return std::max<int64_t>(bands, 1);
+}
+
 }  // namespace
 
 template <class T>
@@ -51,15 +62,19 @@ void team_gemm(GemmOperand a, GemmOperand b, int64_t m, int64_t n, int64_t k, T 
   const bool whole_gemv = allow_gemv && m == 1;
   const int64_t bands = whole_gemv || threads <= 1 ? 1 : bands_per_matrix(batch.count, m, n, k, threads);
   const int64_t band_rows = (m + bands * kBandRows - 1) / (bands * kBandRows) * kBandRows;
-  const int64_t items = batch.count * bands;
+  const int64_t col_bands = whole_gemv || threads <= 1 ? 1 : column_bands(batch.count * bands, m, n, k, threads);
+  const int64_t band_cols = (n + col_bands * kBandColumns - 1) / (col_bands * kBandColumns) * kBandColumns;
+  const int64_t items = batch.count * bands * col_bands;
   auto run = [&](int64_t item) {
-    const int64_t i = item / bands, r0 = item % bands * band_rows, rows = std::min(band_rows, m - r0);
-    if (rows <= 0) return;
+    const int64_t i = item / (bands * col_bands), band = item % (bands * col_bands);
+    const int64_t r0 = band / col_bands * band_rows, rows = std::min(band_rows, m - r0);
+    const int64_t c0 = band % col_bands * band_cols, cols = std::min(band_cols, n - c0);
+    if (rows <= 0 || cols <= 0) return;
     const T* a_i = pa + (batch.a_offsets ? batch.a_offsets[i] : 0) + r0 * (a.transposed ? 1 : a.ld);
-    const T* b_i = pb + (batch.b_offsets ? batch.b_offsets[i] : 0);
-    T* c_i = pc + i * batch.c_stride + r0 * ldc;
-    if (whole_gemv) gemm_or_gemv(a, b, rows, n, k, alpha, a_i, b_i, beta, c_i, ldc);
-    else gemm(a, b, rows, n, k, alpha, a_i, b_i, beta, c_i, ldc);
+    const T* b_i = pb + (batch.b_offsets ? batch.b_offsets[i] : 0) + c0 * (b.transposed ? b.ld : 1);
+    T* c_i = pc + i * batch.c_stride + r0 * ldc + c0;
+    if (whole_gemv) gemm_or_gemv(a, b, rows, cols, k, alpha, a_i, b_i, beta, c_i, ldc);
+    else gemm(a, b, rows, cols, k, alpha, a_i, b_i, beta, c_i, ldc);
   };
   if (items > 1 && threads > 1 && batch.count * m * n * k >= 2 * kMinBandWork) {
 #pragma omp parallel for schedule(static)

@@ -1,5 +1,6 @@
 // GEMMs on the OpenMP team rather than on OpenBLAS's own threads. A call's work is cut into items,
-// (matrix of the batch, band of C's rows), run across the team, each one serial BLAS call (inside a
+// (matrix of the batch, band of C's rows, and of its columns when the row bands alone leave threads
+// idle), run across the team, each one serial BLAS call (inside a
 // parallel region OpenBLAS stays on the calling thread); small work runs on the calling thread. The
 // bands follow the shape and the thread count, and OpenBLAS may round a row differently with the size
 // of the call holding it, so (as with OpenBLAS's own threads) the last bits may change with the thread

@@ -72,9 +72,10 @@ TEST(Matmul, SmallProductsRunSeriallyAndRestoreTheThreadCount) {
   EXPECT_EQ(num_threads(), threads);
 }
 
-// Row bands split C between the threads: every row right on 1 and 2 threads, for a band edge off the
+// Row bands split C between the threads: every row right on 1, 2 and 3 threads, for a band edge off the
 // 16-row grain, a transposed A (a weight gradient), a batch of 3 over 2 threads (each matrix cut into
-// bands), a batch of one-row products (gemv) and a folded batch. (Not bitwise: OpenBLAS may round a
+// bands), a batch of one-row products (gemv), a folded batch, and a product too short for row bands
+// whose columns are cut instead (a narrow layer's weight gradient, a band edge off the 16-column grain). (Not bitwise: OpenBLAS may round a
 // row differently with the size of the call that holds it.)
 TEST(Matmul, RowBandsCoverEveryRowOnOneAndTwoThreads) {
   const int threads = num_threads();
@@ -83,8 +84,10 @@ TEST(Matmul, RowBandsCoverEveryRowOnOneAndTwoThreads) {
       {rand_t({700, 37}, 122).t(), rand_t({700, 90}, 123)},
       {rand_t({3, 150, 100}, 124), rand_t({3, 100, 160}, 125)},
       {rand_t({64, 1, 300}, 126), rand_t({64, 300, 80}, 127)},
-      {rand_t({2, 2, 9, 130}, 128), rand_t({130, 500}, 129)}};
-  for (int t : {1, 2}) {
+      {rand_t({2, 2, 9, 130}, 128), rand_t({130, 500}, 129)},
+      {rand_t({900, 10}, 130).t(), rand_t({900, 130}, 131)},
+      {rand_t({10, 300}, 132), rand_t({140, 300}, 133).t()}};
+  for (int t : {1, 2, 3}) {
     set_num_threads(t);
     for (const auto& [a, b] : cases) expect_matmul(a, b, 1e-4);
   }
