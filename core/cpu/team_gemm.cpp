@@ -52,6 +52,12 @@ int64_t column_bands(int64_t items, int64_t m, int64_t n, int64_t k, int64_t thr
   return std::max<int64_t>(bands, 1);
 }
 
+// The length of each of `bands` bands covering `size`, rounded up to a multiple of `grain` (the last band
+// may be shorter, or empty).
+int64_t band_length(int64_t size, int64_t bands, int64_t grain) {
+  return (size + bands * grain - 1) / (bands * grain) * grain;
+}
+
 }  // namespace
 
 template <class T>
@@ -61,9 +67,9 @@ void team_gemm(GemmOperand a, GemmOperand b, int64_t m, int64_t n, int64_t k, T 
   const int64_t threads = omp_in_parallel() ? 1 : omp_get_max_threads();
   const bool whole_gemv = allow_gemv && m == 1;
   const int64_t bands = whole_gemv || threads <= 1 ? 1 : bands_per_matrix(batch.count, m, n, k, threads);
-  const int64_t band_rows = (m + bands * kBandRows - 1) / (bands * kBandRows) * kBandRows;
+  const int64_t band_rows = band_length(m, bands, kBandRows);
   const int64_t col_bands = whole_gemv || threads <= 1 ? 1 : column_bands(batch.count * bands, m, n, k, threads);
-  const int64_t band_cols = (n + col_bands * kBandColumns - 1) / (col_bands * kBandColumns) * kBandColumns;
+  const int64_t band_cols = band_length(n, col_bands, kBandColumns);
   const int64_t items = batch.count * bands * col_bands;
   auto run = [&](int64_t item) {
     const int64_t i = item / (bands * col_bands), band = item % (bands * col_bands);

@@ -74,9 +74,10 @@ TEST(Matmul, SmallProductsRunSeriallyAndRestoreTheThreadCount) {
 
 // Row bands split C between the threads: every row right on 1, 2 and 3 threads, for a band edge off the
 // 16-row grain, a transposed A (a weight gradient), a batch of 3 over 2 threads (each matrix cut into
-// bands), a batch of one-row products (gemv), a folded batch, and a product too short for row bands
-// whose columns are cut instead (a narrow layer's weight gradient, a band edge off the 16-column grain). (Not bitwise: OpenBLAS may round a
-// row differently with the size of the call that holds it.)
+// bands), a batch of one-row products (gemv), a folded batch, and products too short for row bands whose
+// columns are cut instead (a narrow layer's weight gradient; B plain and transposed; a band edge off the
+// 16-column grain). (Not bitwise: OpenBLAS may round a row differently with the size of the call that
+// holds it.)
 TEST(Matmul, RowBandsCoverEveryRowOnOneAndTwoThreads) {
   const int threads = num_threads();
   const std::vector<std::pair<Tensor, Tensor>> cases{
