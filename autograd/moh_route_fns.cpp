@@ -6,8 +6,8 @@
 namespace moh::ag {
 
 Route moh_route(const Variable& logits, int64_t heads, int64_t shared, int64_t topk, double eps) {
-  MoHRoute r = moh::moh_route(logits.data(), heads, shared, topk, eps);
-  Tensor saved = logits.data();
+  const Tensor saved = logits.data().contiguous();  // once: the op and its backward read it as is
+  MoHRoute r = moh::moh_route(saved, heads, shared, topk, eps);
   std::vector<Variable> outs = record_multi(
       "moh_route", {r.gates, r.probs}, {logits},
       [saved, heads, shared, topk, eps](const std::vector<Tensor>& grads, const Needs&) {

@@ -71,15 +71,43 @@ bool MoHAttention::gathered_projections() const {
   return double(split_.topk) <= share * double(split_.routed());
 }
 
+std::vector<const Linear*> MoHAttention::gate_layers() const {
+  std::vector<const Linear*> layers;
+  for (const Linear* layer : {router_.get(), shared_gate_.get(), stage_gate_.get()})
+    if (layer) layers.push_back(layer);
+  return layers;
+}
+
+ag::Variable MoHAttention::gate_weight() const {
+  std::vector<ag::Variable> rows;
+  for (const Linear* layer : gate_layers()) rows.push_back(layer->weight());
+  if (rows.empty()) return {};
+  return rows.size() == 1 ? rows[0] : ag::cat(rows, 0);
+}
+
+std::pair<ag::Variable, ag::Variable> MoHAttention::weights_with_gates(const ag::Variable& weight,
+                                                                      const ag::Variable& bias) const {
+  const ag::Variable gates = gate_weight();
+  if (!gates.defined()) return {weight, bias};
+  const int64_t dh = head_dim(), c = gates.size(0), padded = (c + dh - 1) / dh * dh;
+  std::vector<ag::Variable> rows{weight, gates};
+  if (padded > c) rows.emplace_back(zeros({padded - c, weight.size(1)}, weight.dtype(), weight.device()));
+  return {ag::cat(rows, 0),
+          bias.defined() ? ag::cat({bias, ag::Variable(zeros({padded}, bias.dtype(), bias.device()))}, 0) : bias};
+}
+
+void MoHAttention::route(const ag::Variable& extra, bool training, Routing& routing) const {
+  if (!extra.defined()) return;
+  ag::ProfileScope phase(kRoutingPhase);
+  int64_t c = 0;
+  for (const Linear* layer : gate_layers()) c += layer->weight().size(0);
+  routing = learned_routing(ag::reshape(ag::narrow(extra, 2, 0, c), {extra.size(0) * extra.size(1), c}), split_,
+                            training, moh_.eps, balance_reducer_);
+}
+
 AttentionOutput MoHAttention::attend(const ag::Variable& x, const Tensor& pos, KvCache* cache) {
   const int64_t batch = x.size(0), tokens = x.size(1);
   Routing routing;
-  if (moh_.router == MoHRouter::Learned) {
-    ag::ProfileScope phase(kRoutingPhase);
-    routing = learned_routing(ag::reshape(x, {batch * tokens, options().dim}),
-                              {router_.get(), shared_gate_.get(), stage_gate_.get()}, split_,
-                              is_training() && !cache, moh_.eps, balance_reducer_);
-  }
   const bool sparse = moh_.execution == MoHExecution::Sparse && split_.topk > 0;
   ag::Variable out = sparse ? forward_sparse(x, pos, routing, cache) : forward_dense(x, pos, routing, cache);
   // The routing's values move to last_routing_ (the balance loss goes back to the caller).
@@ -102,7 +130,9 @@ ag::Variable MoHAttention::forward_dense(const ag::Variable& x, const Tensor& po
                                          KvCache* cache) {
   const int64_t batch = x.size(0), tokens = x.size(1), h = num_heads();
   std::optional<ag::ProfileScope> phase(std::in_place, kProjectionsPhase);
-  Heads heads = split_heads(qkv_->forward(x), pos);
+  const auto [weight, bias] = weights_with_gates(qkv_->weight(), qkv_->bias());
+  Heads heads = split_heads(linear(x, weight, bias), pos);
+  route(heads.extra, is_training() && !cache, routing);
   if (moh_.router == MoHRouter::QueryNorm) {
     phase.emplace(kRoutingPhase);
     routing = query_norm_routing(ag::reshape(ag::permute(heads.q, {0, 2, 1, 3}), {batch * tokens, h, head_dim()}),
@@ -132,8 +162,10 @@ ag::Variable MoHAttention::forward_sparse(const ag::Variable& x, const Tensor& p
   std::optional<ag::ProfileScope> phase(std::in_place, kProjectionsPhase);
   if (gathered) {
     const QkvParts parts = qkv_parts();
-    auto [k_new, v_new] = keys_values(x, parts, pos);
-    std::tie(k, v) = attended_keys_values(k_new, v_new, cache);
+    const auto [kv_weight, kv_bias] = weights_with_gates(parts.kv_weight, parts.kv_bias);
+    const Heads heads = split_heads(linear(x, kv_weight, kv_bias), pos, false);
+    std::tie(k, v) = attended_keys_values(heads.k, heads.v, cache);
+    route(heads.extra, is_training() && !cache, routing);
     phase.emplace(kRoutingPhase);
     rows = pack_head_rows(routing.topk, batch, h, split_.shared, first_position);
     phase.emplace(kProjectionsPhase);
@@ -144,7 +176,9 @@ ag::Variable MoHAttention::forward_sparse(const ag::Variable& x, const Tensor& p
     q_rows = prepare_query_rows(q_rows, rope_pos.defined() ? index_select(rope_pos, 0, rows.token_index) : Tensor());
   } else {
     // One fused projection of every query, key and value (the query-norm router scores them all).
-    Heads heads = split_heads(qkv_->forward(x), pos);
+    const auto [weight, bias] = weights_with_gates(qkv_->weight(), qkv_->bias());
+    Heads heads = split_heads(linear(x, weight, bias), pos);
+    route(heads.extra, is_training() && !cache, routing);
     ag::Variable q_tokens = ag::reshape(ag::permute(heads.q, {0, 2, 1, 3}), {n, h, dh});
     std::tie(k, v) = attended_keys_values(heads.k, heads.v, cache);
     phase.emplace(kRoutingPhase);

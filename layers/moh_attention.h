@@ -12,6 +12,7 @@
 
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "layers/moh_routing.h"
 #include "layers/multi_head_attention.h"
@@ -19,7 +20,8 @@
 namespace moh {
 
 // MoH's profile phases beside kProjectionsPhase and kAttentionPhase (multi_head_attention.h).
-inline constexpr const char* kRoutingPhase = "routing";     // gate GEMM, moh_route, balance loss, row packing
+inline constexpr const char* kRoutingPhase = "routing";     // moh_route, balance loss, row packing (the gate
+                                                            // logits come from the projection GEMM)
 inline constexpr const char* kRowMovesPhase = "row moves";  // sparse: query rows gathered, gates, outputs scattered
 
 enum class MoHExecution { Dense, Sparse };
@@ -71,6 +73,18 @@ class MoHAttention : public MultiHeadAttention {
   AttentionOutput attend(const ag::Variable& x, const Tensor& pos, KvCache* cache) override;
   ag::Variable forward_dense(const ag::Variable& x, const Tensor& pos, Routing& routing, KvCache* cache);
   ag::Variable forward_sparse(const ag::Variable& x, const Tensor& pos, Routing& routing, KvCache* cache);
+  // The learned router's gate layers in learned_routing's column order (none: the query-norm router, or
+  // all-shared heads without gates), and their weights stacked, [C, dim] (undefined without them).
+  std::vector<const Linear*> gate_layers() const;
+  ag::Variable gate_weight() const;
+  // The projection weight [M, dim] (M a multiple of Dh) and bias (undefined: none) with the gate layers' rows
+  // appended, zero-padded to a multiple of Dh rows: one GEMM gives x's projection and the gate logits (the
+  // narrow gate GEMM alone ran far below the large one's rate), and split_heads cuts them apart in one node,
+  // the logits landing in Heads::extra. Unchanged without gate layers.
+  std::pair<ag::Variable, ag::Variable> weights_with_gates(const ag::Variable& weight, const ag::Variable& bias) const;
+  // The learned router over the gate logits, the first C columns of extra [B, T, >= C] (split_heads' extra
+  // part); no gate layers: leaves `routing` empty.
+  void route(const ag::Variable& extra, bool training, Routing& routing) const;
 
   MoHOptions moh_;
   HeadSplit split_;

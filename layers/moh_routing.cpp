@@ -28,20 +28,15 @@ ag::Variable straight_through(const Tensor& mask, const ag::Variable& soft) {
 
 }  // namespace
 
-Routing learned_routing(const ag::Variable& x, const GateLayers& layers, const HeadSplit& split, bool training,
-                        double eps, const BalanceReducer& reduce_load) {
+Routing learned_routing(const ag::Variable& logits, const HeadSplit& split, bool training, double eps,
+                        const BalanceReducer& reduce_load) {
   Routing out;
   if (split.topk == 0) {
-    if (layers.shared_gate)
-      out.gates = ag::mul(ag::softmax(layers.shared_gate->forward(x), 1), double(split.heads));
+    if (logits.defined()) out.gates = ag::mul(ag::softmax(logits, 1), double(split.heads));
     return out;
   }
-  // Every gate layer's logits from one GEMM ([W_r; W_s; W_h] x), then the fused router (core/ops.h:
-  // moh_route): softmaxes, top-k, renormalisation and gates in one pass over the tokens.
-  std::vector<ag::Variable> weights{layers.router->weight()};
-  if (layers.shared_gate) weights.push_back(layers.shared_gate->weight());
-  if (layers.stage_gate) weights.push_back(layers.stage_gate->weight());
-  const ag::Variable logits = linear(x, weights.size() == 1 ? weights[0] : ag::cat(weights, 0), ag::Variable());
+  // The fused router (core/ops.h: moh_route): softmaxes, top-k, renormalisation and gates in one pass over the
+  // tokens.
   ag::Route route = ag::moh_route(logits, split.heads, split.shared, split.topk, eps);
   out.gates = route.gates;
   out.probs = route.probs.data();

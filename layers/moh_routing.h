@@ -17,7 +17,6 @@
 #include <vector>
 
 #include "autograd/variable.h"
-#include "layers/linear.h"
 
 namespace moh {
 
@@ -36,21 +35,16 @@ struct Routing {
   ag::Variable balance_loss;  // 0-d; learned router in training with K > 0, else undefined
 };
 
-// The learned router's gate layers: router = W_r [E, dim]; shared_gate = W_s [hs, dim] (hs > 1) or
-// W_s' [H, dim] (K == 0 with gates); stage_gate = W_h [2, dim] (hs > 0 and K > 0). Null when absent.
-struct GateLayers {
-  const Linear* router = nullptr;
-  const Linear* shared_gate = nullptr;
-  const Linear* stage_gate = nullptr;
-};
-
 // Pools a layer's balance-loss head loads mean_t(m_i) ([E], in place) beyond the tokens of one
 // forward: data-parallel training with moh.balance_scope: global hands each MoH layer of its model an
 // average over ranks (set_balance_reducer in moh_attention.h). Empty: the local statistic.
 using BalanceReducer = std::function<void(Tensor& load)>;
 
-Routing learned_routing(const ag::Variable& x, const GateLayers& layers, const HeadSplit& split, bool training,
-                        double eps, const BalanceReducer& reduce_load = {});
+// The learned router over its gate layers' logits [N, C] (bias-free layers of x: MoHAttention computes them in its
+// q/k/v GEMM): K > 0: the columns [W_r x (E) | W_s x (hs, when hs > 1) | W_h x (2, when hs > 0)], moh_route's
+// layout; K == 0: W_s' x [N, H], or undefined for no gates.
+Routing learned_routing(const ag::Variable& logits, const HeadSplit& split, bool training, double eps,
+                        const BalanceReducer& reduce_load = {});
 // q [N, H, Dh] (prepared queries of every head).
 Routing query_norm_routing(const ag::Variable& q, const HeadSplit& split, double eps);
 

@@ -3,6 +3,7 @@
 #include "layers/multi_head_attention.h"
 
 #include <cmath>
+#include <tuple>
 
 #include "autograd/autograd.h"
 #include "autograd/profile.h"
@@ -100,21 +101,23 @@ std::pair<ag::Variable, ag::Variable> MultiHeadAttention::attended_keys_values(c
   return {ag::Variable(cache->keys()), ag::Variable(cache->values())};
 }
 
-MultiHeadAttention::Heads MultiHeadAttention::split_heads(const ag::Variable& qkv, const Tensor& pos) const {
-  const int64_t h = options_.num_heads, hkv = options_.num_kv_heads;
-  // One split node: its backward assembles the q, k and v gradients into one tensor.
-  std::vector<ag::Variable> parts =
-      ag::split(ag::view(qkv, {qkv.size(0), qkv.size(1), h + 2 * hkv, options_.head_dim}), {h, hkv, hkv}, 2);
-  auto [k, v] = prepare_keys_values(parts[1], parts[2], pos);
-  return {prepare_queries(parts[0], pos), k, v};
-}
-
-std::pair<ag::Variable, ag::Variable> MultiHeadAttention::keys_values(const ag::Variable& x, const QkvParts& parts,
-                                                                      const Tensor& pos) const {
-  const int64_t hkv = options_.num_kv_heads, dh = options_.head_dim;
-  std::vector<ag::Variable> kv = ag::split(
-      ag::view(linear(x, parts.kv_weight, parts.kv_bias), {x.size(0), x.size(1), 2 * hkv, dh}), hkv, 2);
-  return prepare_keys_values(kv[0], kv[1], pos);
+MultiHeadAttention::Heads MultiHeadAttention::split_heads(const ag::Variable& projection, const Tensor& pos,
+                                                           bool queries) const {
+  const int64_t h = queries ? options_.num_heads : 0, hkv = options_.num_kv_heads, dh = options_.head_dim;
+  const int64_t columns = projection.size(2), extra = columns / dh - h - 2 * hkv;
+  MOH_CHECK(columns % dh == 0 && extra >= 0, layer_label(*this), ": a fused projection of ", columns, " columns is not ",
+            h, " query and ", 2 * hkv, " key/value heads of ", dh, " plus whole groups of ", dh);
+  std::vector<int64_t> sizes{hkv, hkv};
+  if (queries) sizes.insert(sizes.begin(), h);
+  if (extra > 0) sizes.push_back(extra);
+  const std::vector<ag::Variable> parts =
+      ag::split(ag::view(projection, {projection.size(0), projection.size(1), columns / dh, dh}), sizes, 2);
+  const size_t kv = queries ? 1 : 0;
+  Heads heads;
+  std::tie(heads.k, heads.v) = prepare_keys_values(parts[kv], parts[kv + 1], pos);
+  if (queries) heads.q = prepare_queries(parts[0], pos);
+  if (extra > 0) heads.extra = ag::view(parts[kv + 2], {projection.size(0), projection.size(1), extra * dh});
+  return heads;
 }
 
 ag::Variable MultiHeadAttention::prepare_query_rows(const ag::Variable& rows, const Tensor& rope_pos) const {

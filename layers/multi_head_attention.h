@@ -84,12 +84,14 @@ class MultiHeadAttention : public Module {
   // after appending them (Tk = L + T).
   std::pair<ag::Variable, ag::Variable> attended_keys_values(const ag::Variable& k, const ag::Variable& v,
                                                              KvCache* cache) const;
-  // Splits the fused projection [B, T, (H + 2 Hkv) * Dh] into prepared q [B, H, T, Dh] and the KV
-  // heads k, v [B, Hkv, T, Dh].
+  // Splits a fused projection [B, T, (H + 2 Hkv + X) * Dh] by one split node (its backward assembles the
+  // gradient once) into prepared q [B, H, T, Dh], the KV heads k, v [B, Hkv, T, Dh] and its X trailing groups of
+  // Dh columns, extra [B, T, X * Dh] (undefined when X == 0; MoH carries its gate logits there). Without
+  // `queries` the projection has no query columns ([B, T, (2 Hkv + X) * Dh]) and q is undefined.
   struct Heads {
-    ag::Variable q, k, v;
+    ag::Variable q, k, v, extra;
   };
-  Heads split_heads(const ag::Variable& qkv, const Tensor& pos) const;
+  Heads split_heads(const ag::Variable& projection, const Tensor& pos, bool queries = true) const;
   // The fused qkv weight and bias cut into their query rows [H * Dh] and key/value rows [2 Hkv * Dh] by one
   // split node each (bias undefined without qkv_bias): the backward assembles the fused gradient once, where
   // a narrow per part would build a zero tensor of the whole weight for each.
@@ -97,10 +99,6 @@ class MultiHeadAttention : public Module {
     ag::Variable q_weight, q_bias, kv_weight, kv_bias;
   };
   QkvParts qkv_parts() const;
-  // Keys and values alone, [B, Hkv, T, Dh], through the parts' key/value rows (MoH's sparse mode projects
-  // queries separately).
-  std::pair<ag::Variable, ag::Variable> keys_values(const ag::Variable& x, const QkvParts& parts,
-                                                    const Tensor& pos) const;
   // q-norm and RoPE for packed query rows [R, Dh] at rope positions [R] (undefined without RoPE).
   ag::Variable prepare_query_rows(const ag::Variable& rows, const Tensor& rope_pos) const;
   void check_input(const ag::Variable& x) const;
