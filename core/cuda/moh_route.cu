@@ -1,5 +1,5 @@
-// CUDA moh_route (core/kernels/moh_route.h): one thread per token through the shared per-token math
-// (core/math/moh_route_math.h), computed in acc_t<T> (float for the 16-bit types), on the logits'
+// CUDA moh_route (core/kernels/moh_route.h): one thread per token through the shared lane math
+// (core/math/moh_route_math.h, one lane), computed in acc_t<T> (float for the 16-bit types), on the logits'
 // compute stream. No host synchronisation.
 #include "core/kernels/moh_route.h"
 
@@ -14,8 +14,8 @@ __global__ void route_forward_kernel(const T* logits, RouteShape shape, acc_t<T>
                                      T* mask, int64_t* ids) {
   const int64_t c = shape.columns(), e = shape.routed();
   for (int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; t < n; t += int64_t(gridDim.x) * blockDim.x)
-    route_token_forward<acc_t<T>>(logits + t * c, shape, eps, gates + t * shape.heads, probs + t * e, mask + t * e,
-                                  ids + t * shape.topk);
+    route_forward<acc_t<T>, 1>(logits + t * c, 1, shape, eps, gates + t * shape.heads, probs + t * e, mask + t * e,
+                               ids + t * shape.topk);
 }
 
 template <class T>
@@ -23,8 +23,8 @@ __global__ void route_backward_kernel(const T* logits, const T* grad_gates, cons
                                       acc_t<T> eps, int64_t n, T* grad_logits) {
   const int64_t c = shape.columns(), e = shape.routed();
   for (int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; t < n; t += int64_t(gridDim.x) * blockDim.x)
-    route_token_backward<acc_t<T>>(logits + t * c, grad_gates ? grad_gates + t * shape.heads : nullptr,
-                                   grad_probs ? grad_probs + t * e : nullptr, shape, eps, grad_logits + t * c);
+    route_backward<acc_t<T>, 1>(logits + t * c, grad_gates ? grad_gates + t * shape.heads : nullptr,
+                                grad_probs ? grad_probs + t * e : nullptr, 1, shape, eps, grad_logits + t * c);
 }
 
 }  // namespace

@@ -81,7 +81,7 @@ TEST(MoHRoute, MatchesComposedRouterForEverySplit) {
   expect_matches_composed({6, 1, 2}, 1e-6, 1.0);   // one shared head: no shared-gate logits
   expect_matches_composed({6, 0, 3}, 1e-6, 1.0);   // no shared heads: gates = r
   expect_matches_composed({5, 3, 1}, 1e-6, 1.0);   // top 1
-  expect_matches_composed({72, 4, 40}, 1e-6, 1.0);    // routed heads in both 64-bit words of the mask
+  expect_matches_composed({72, 4, 40}, 1e-6, 1.0);    // 68 routed heads
   expect_matches_composed({132, 4, 100}, 1e-6, 1.0);  // the widest: 128 routed heads
 }
 
@@ -102,6 +102,34 @@ TEST(MoHRoute, TiesGoToTheLowerHeadAndIdsAscend) {
   EXPECT_DOUBLE_EQ(gates[1], 1.0);  // two equal probabilities renormalised to K = 2 in all
   EXPECT_DOUBLE_EQ(gates[2], 1.0);
   EXPECT_EQ(gates[4], 0.0);
+}
+
+// The CPU routes tokens 8 at a time side by side (core/math/moh_route_math.h); a token's results must be
+// the bits it gets routed alone, wherever it sits in a block (19 tokens: two full blocks and a short one).
+void expect_tokens_route_as_alone(DType dtype) {
+  SCOPED_TRACE(dtype_name(dtype));
+  const int64_t n = 19, heads = 8, shared = 2, topk = 4, columns = 10;
+  const Tensor logits = nn_test::randn({n, columns}, dtype, 6), grad_gates = nn_test::randn({n, heads}, dtype, 7),
+               grad_probs = nn_test::randn({n, heads - shared}, dtype, 8);
+  const MoHRoute all = moh_route(logits, heads, shared, topk, 1e-6);
+  const Tensor grad_all = moh_route_backward(grad_gates, grad_probs, logits, heads, shared, topk, 1e-6);
+  for (int64_t t = 0; t < n; ++t) {
+    SCOPED_TRACE("token " + std::to_string(t));
+    auto row = [t](const Tensor& x) { return x.narrow(0, t, 1).contiguous(); };
+    const MoHRoute one = moh_route(row(logits), heads, shared, topk, 1e-6);
+    EXPECT_EQ(row(all.gates).to_vector<double>(), one.gates.to_vector<double>());
+    EXPECT_EQ(row(all.probs).to_vector<double>(), one.probs.to_vector<double>());
+    EXPECT_EQ(row(all.mask).to_vector<double>(), one.mask.to_vector<double>());
+    EXPECT_EQ(row(all.topk).to_vector<int64_t>(), one.topk.to_vector<int64_t>());
+    EXPECT_EQ(row(grad_all).to_vector<double>(),
+              moh_route_backward(row(grad_gates), row(grad_probs), row(logits), heads, shared, topk, 1e-6)
+                  .to_vector<double>());
+  }
+}
+
+TEST(MoHRoute, EachTokenRoutesAsItWouldAlone) {
+  expect_tokens_route_as_alone(DType::Float32);
+  expect_tokens_route_as_alone(DType::Float64);
 }
 
 TEST(MoHRoute, RejectsBadSplitsAndShapes) {
