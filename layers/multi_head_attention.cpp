@@ -105,8 +105,8 @@ MultiHeadAttention::Heads MultiHeadAttention::split_heads(const ag::Variable& pr
                                                            bool queries) const {
   const int64_t h = queries ? options_.num_heads : 0, hkv = options_.num_kv_heads, dh = options_.head_dim;
   const int64_t columns = projection.size(2), extra = columns / dh - h - 2 * hkv;
-  MOH_CHECK(columns % dh == 0 && extra >= 0, layer_label(*this), ": a fused projection of ", columns, " columns is not ",
-            h, " query and ", 2 * hkv, " key/value heads of ", dh, " plus whole groups of ", dh);
+  MOH_CHECK(columns % dh == 0 && extra >= 0, layer_label(*this), ": a fused projection of ", columns,
+            " columns is not ", h, " query and ", 2 * hkv, " key/value heads of ", dh, " plus whole groups of ", dh);
   std::vector<int64_t> sizes{hkv, hkv};
   if (queries) sizes.insert(sizes.begin(), h);
   if (extra > 0) sizes.push_back(extra);
