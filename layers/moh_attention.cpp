@@ -71,38 +71,26 @@ bool MoHAttention::gathered_projections() const {
   return double(split_.topk) <= share * double(split_.routed());
 }
 
-std::vector<const Linear*> MoHAttention::gate_layers() const {
-  std::vector<const Linear*> layers;
+MultiHeadAttention::Heads MoHAttention::project_and_route(const ag::Variable& x, const ag::Variable& weight,
+                                                           const ag::Variable& bias, const Tensor& pos, bool queries,
+                                                           bool training, Routing& routing) const {
+  std::vector<ag::Variable> rows{weight};
+  int64_t c = 0;  // gate logits
   for (const Linear* layer : {router_.get(), shared_gate_.get(), stage_gate_.get()})
-    if (layer) layers.push_back(layer);
-  return layers;
-}
-
-ag::Variable MoHAttention::gate_weight() const {
-  std::vector<ag::Variable> rows;
-  for (const Linear* layer : gate_layers()) rows.push_back(layer->weight());
-  if (rows.empty()) return {};
-  return rows.size() == 1 ? rows[0] : ag::cat(rows, 0);
-}
-
-std::pair<ag::Variable, ag::Variable> MoHAttention::weights_with_gates(const ag::Variable& weight,
-                                                                      const ag::Variable& bias) const {
-  const ag::Variable gates = gate_weight();
-  if (!gates.defined()) return {weight, bias};
-  const int64_t dh = head_dim(), c = gates.size(0), padded = (c + dh - 1) / dh * dh;
-  std::vector<ag::Variable> rows{weight, gates};
+    if (layer) {
+      rows.push_back(layer->weight());
+      c += layer->weight().size(0);
+    }
+  if (c == 0) return split_heads(linear(x, weight, bias), pos, queries);
+  const int64_t dh = head_dim(), padded = (c + dh - 1) / dh * dh;
   if (padded > c) rows.emplace_back(zeros({padded - c, weight.size(1)}, weight.dtype(), weight.device()));
-  return {ag::cat(rows, 0),
-          bias.defined() ? ag::cat({bias, ag::Variable(zeros({padded}, bias.dtype(), bias.device()))}, 0) : bias};
-}
-
-void MoHAttention::route(const ag::Variable& extra, bool training, Routing& routing) const {
-  if (!extra.defined()) return;
+  const ag::Variable fused_bias =
+      bias.defined() ? ag::cat({bias, ag::Variable(zeros({padded}, bias.dtype(), bias.device()))}, 0) : bias;
+  Heads heads = split_heads(linear(x, ag::cat(rows, 0), fused_bias), pos, queries);
   ag::ProfileScope phase(kRoutingPhase);
-  int64_t c = 0;
-  for (const Linear* layer : gate_layers()) c += layer->weight().size(0);
-  routing = learned_routing(ag::reshape(ag::narrow(extra, 2, 0, c), {extra.size(0) * extra.size(1), c}), split_,
+  routing = learned_routing(ag::reshape(ag::narrow(heads.extra, 2, 0, c), {x.size(0) * x.size(1), c}), split_,
                             training, moh_.eps, balance_reducer_);
+  return heads;
 }
 
 AttentionOutput MoHAttention::attend(const ag::Variable& x, const Tensor& pos, KvCache* cache) {
@@ -130,9 +118,7 @@ ag::Variable MoHAttention::forward_dense(const ag::Variable& x, const Tensor& po
                                          KvCache* cache) {
   const int64_t batch = x.size(0), tokens = x.size(1), h = num_heads();
   std::optional<ag::ProfileScope> phase(std::in_place, kProjectionsPhase);
-  const auto [weight, bias] = weights_with_gates(qkv_->weight(), qkv_->bias());
-  Heads heads = split_heads(linear(x, weight, bias), pos);
-  route(heads.extra, is_training() && !cache, routing);
+  Heads heads = project_and_route(x, qkv_->weight(), qkv_->bias(), pos, true, is_training() && !cache, routing);
   if (moh_.router == MoHRouter::QueryNorm) {
     phase.emplace(kRoutingPhase);
     routing = query_norm_routing(ag::reshape(ag::permute(heads.q, {0, 2, 1, 3}), {batch * tokens, h, head_dim()}),
@@ -162,10 +148,9 @@ ag::Variable MoHAttention::forward_sparse(const ag::Variable& x, const Tensor& p
   std::optional<ag::ProfileScope> phase(std::in_place, kProjectionsPhase);
   if (gathered) {
     const QkvParts parts = qkv_parts();
-    const auto [kv_weight, kv_bias] = weights_with_gates(parts.kv_weight, parts.kv_bias);
-    const Heads heads = split_heads(linear(x, kv_weight, kv_bias), pos, false);
+    const Heads heads =
+        project_and_route(x, parts.kv_weight, parts.kv_bias, pos, false, is_training() && !cache, routing);
     std::tie(k, v) = attended_keys_values(heads.k, heads.v, cache);
-    route(heads.extra, is_training() && !cache, routing);
     phase.emplace(kRoutingPhase);
     rows = pack_head_rows(routing.topk, batch, h, split_.shared, first_position);
     phase.emplace(kProjectionsPhase);
@@ -176,9 +161,7 @@ ag::Variable MoHAttention::forward_sparse(const ag::Variable& x, const Tensor& p
     q_rows = prepare_query_rows(q_rows, rope_pos.defined() ? index_select(rope_pos, 0, rows.token_index) : Tensor());
   } else {
     // One fused projection of every query, key and value (the query-norm router scores them all).
-    const auto [weight, bias] = weights_with_gates(qkv_->weight(), qkv_->bias());
-    Heads heads = split_heads(linear(x, weight, bias), pos);
-    route(heads.extra, is_training() && !cache, routing);
+    Heads heads = project_and_route(x, qkv_->weight(), qkv_->bias(), pos, true, is_training() && !cache, routing);
     ag::Variable q_tokens = ag::reshape(ag::permute(heads.q, {0, 2, 1, 3}), {n, h, dh});
     std::tie(k, v) = attended_keys_values(heads.k, heads.v, cache);
     phase.emplace(kRoutingPhase);

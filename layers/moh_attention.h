@@ -73,18 +73,14 @@ class MoHAttention : public MultiHeadAttention {
   AttentionOutput attend(const ag::Variable& x, const Tensor& pos, KvCache* cache) override;
   ag::Variable forward_dense(const ag::Variable& x, const Tensor& pos, Routing& routing, KvCache* cache);
   ag::Variable forward_sparse(const ag::Variable& x, const Tensor& pos, Routing& routing, KvCache* cache);
-  // The learned router's gate layers in learned_routing's column order (none: the query-norm router, or
-  // all-shared heads without gates), and their weights stacked, [C, dim] (undefined without them).
-  std::vector<const Linear*> gate_layers() const;
-  ag::Variable gate_weight() const;
-  // The projection weight [M, dim] (M a multiple of Dh) and bias (undefined: none) with the gate layers' rows
-  // appended, zero-padded to a multiple of Dh rows: one GEMM gives x's projection and the gate logits (the
-  // narrow gate GEMM alone ran far below the large one's rate), and split_heads cuts them apart in one node,
-  // the logits landing in Heads::extra. Unchanged without gate layers.
-  std::pair<ag::Variable, ag::Variable> weights_with_gates(const ag::Variable& weight, const ag::Variable& bias) const;
-  // The learned router over the gate logits, the first C columns of extra [B, T, >= C] (split_heads' extra
-  // part); no gate layers: leaves `routing` empty.
-  void route(const ag::Variable& extra, bool training, Routing& routing) const;
+  // x [B, T, dim] through weight [M, dim] and bias (undefined: none), cut by split_heads (`queries`: whether M
+  // holds the query rows). The learned router's gate layers ride along: their rows appended to weight in
+  // learned_routing's column order and zero-padded to whole heads, so one GEMM gives the projection and the gate
+  // logits (the narrow gate GEMM alone ran far below the large one's rate) and split_heads' one node cuts them
+  // apart (Heads::extra); `routing` is then set from the logits. Without gate layers (the query-norm router, or
+  // all-shared heads without gates): a plain projection, `routing` untouched.
+  Heads project_and_route(const ag::Variable& x, const ag::Variable& weight, const ag::Variable& bias,
+                          const Tensor& pos, bool queries, bool training, Routing& routing) const;
 
   MoHOptions moh_;
   HeadSplit split_;
