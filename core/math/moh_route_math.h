@@ -39,11 +39,11 @@ struct RouteShape {
 // out[i][l] = value of column i for lane l, from rows [lanes][width] of T (null: zeros).
 template <class Acc, int L, class T>
 MOH_HOST_DEVICE MOH_FORCE_INLINE void route_load_lanes(const T* rows, int64_t width, int lanes, Acc (*out)[L]) {
-  for (int64_t i = 0; i < width; ++i)
-    for (int l = 0; l < L; ++l) out[i][l] = Acc(0);
-  if (!rows) return;
-  for (int l = 0; l < lanes; ++l)
+  const int loaded = rows ? lanes : 0;
+  for (int l = 0; l < loaded; ++l)
     for (int64_t i = 0; i < width; ++i) out[i][l] = Acc(rows[l * width + i]);
+  for (int l = loaded; l < L; ++l)
+    for (int64_t i = 0; i < width; ++i) out[i][l] = Acc(0);
 }
 
 // rows [lanes][width] of T from in[i][l].
