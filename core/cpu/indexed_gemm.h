@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 namespace moh::cpu {
 
@@ -34,5 +35,26 @@ struct MatrixView {
 template <class T>
 void indexed_gemm(int64_t m, int64_t n, int64_t k, MatrixView<const T> a, MatrixView<const T> b, MatrixView<T> c,
                   bool accumulate);
+
+// B's k x n block packed once in the micro-kernel's layout, for products that share it (one weight block
+// against several row ranges of A). n is at most kPackedBWidth; k any.
+constexpr int64_t kPackedBWidth = 256;
+template <class T>
+class PackedB {
+ public:
+  void pack(MatrixView<const T> b, int64_t k, int64_t n);
+  int64_t k() const { return k_; }
+  int64_t n() const { return n_; }
+  const T* data() const { return data_.data(); }
+
+ private:
+  std::vector<T> data_;
+  int64_t k_ = 0, n_ = 0;
+};
+
+// C = (accumulate ? C : 0) + A @ B with B packed, A [m, b.k()] read by rows: the same bits as the call that
+// packs B itself.
+template <class T>
+void indexed_gemm(int64_t m, MatrixView<const T> a, const PackedB<T>& b, MatrixView<T> c, bool accumulate);
 
 }  // namespace moh::cpu

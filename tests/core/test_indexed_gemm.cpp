@@ -1,7 +1,8 @@
 // indexed_gemm (core/cpu/indexed_gemm.h) against a naive triple loop, for every operand form the
 // grouped projections use: A by gathered rows (a row may repeat), A transposed with gathered
 // columns, B plain or transposed, C plain or through a row index with accumulation; sizes that cut
-// the register tiles and the packed k and n blocks unevenly; and the k == 0 and bits-per-row contracts.
+// the register tiles and the packed k and n blocks unevenly; the k == 0 and bits-per-row contracts; and a
+// B packed once for several calls.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -108,6 +109,23 @@ TEST(IndexedGemm, RowBitsIndependentOfTheRowsAround) {
     indexed_gemm<float>(1, n, k, {a.data(), k, 1, row}, {b.data(), n}, {one.data(), n}, false);
     for (int64_t j = 0; j < n; ++j) ASSERT_EQ(one[size_t(j)], all[size_t(r * n + j)]) << r << "," << j;
   }
+}
+
+// B packed once gives the bits of the call that packs it, over two k blocks, with C through a row index.
+TEST(IndexedGemm, PackedBGivesTheBitsOfPackingInTheCall) {
+  const int64_t m = 13, n = 37, k = 300;
+  const std::vector<float> a = random_values<float>(size_t(m * k), 6), b = random_values<float>(size_t(k * n), 7);
+  std::vector<int64_t> rows(static_cast<size_t>(m));
+  for (int64_t i = 0; i < m; ++i) rows[size_t(i)] = (i * 5) % m;
+  const std::vector<float> start = random_values<float>(size_t(m * n), 8);
+  std::vector<float> packing = start, prepacked = start;
+  indexed_gemm<float>(m, n, k, {a.data(), k}, {b.data(), n}, {packing.data(), n, 1, rows.data()}, true);
+  PackedB<float> packed;
+  packed.pack({b.data(), n}, k, n);
+  indexed_gemm<float>(m, {a.data(), k}, packed, {prepacked.data(), n, 1, rows.data()}, true);
+  EXPECT_EQ(prepacked, packing);
+  EXPECT_NE(prepacked, start);
+  EXPECT_THROW(packed.pack({b.data(), n}, 1, kPackedBWidth + 1), Error);
 }
 
 TEST(IndexedGemm, RejectsAnANotContiguousAlongEitherSide) {
