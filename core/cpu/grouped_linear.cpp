@@ -3,7 +3,9 @@
 // temporaries. Work that writes a group's own rows or weight block runs groups in parallel. Work
 // that adds into rows shared between groups (gather_linear's grad_x, scatter_linear's output) runs
 // column slices in parallel instead, each slice taking the groups in ascending order, so no two
-// threads touch one element and every sum has the same order for any thread count.
+// threads touch one element and every sum has the same order for any thread count; inside a slice the
+// shared rows are taken a cache-sized block at a time when the groups' rows ascend (their order from
+// pack_head_rows), each group's weight block packed once for all blocks.
 #include "core/kernels/grouped_linear.h"
 
 #include <omp.h>
@@ -41,6 +43,8 @@ MatrixView<const T> block_transposed(const Tensor& w, int64_t g) {
   return {w.data<T>() + g * w.stride(0), 1, w.stride(1)};
 }
 
+constexpr int64_t kRowBlockBytes = 192 * 1024;  // of one column slice of c, rows that stay in L2 together
+
 // Runs fn(c0, c1) over column slices [c0, c1) of `cols` in parallel: one or two slices per thread,
 // at most 256 columns (the GEMM's panel width) each.
 template <class Fn>
@@ -50,6 +54,38 @@ void for_column_slices(int64_t cols, int64_t rows_times_cols, Fn&& fn) {
   const int64_t slices = (cols + width - 1) / width;
 #pragma omp parallel for schedule(dynamic, 1) if (rows_times_cols > 32768)
   for (int64_t s = 0; s < slices; ++s) fn(s * width, std::min(cols, (s + 1) * width));
+}
+
+// c[index_g] += a_g @ b_of(g) for every group g, where a_g is the group's rows of a ([rows(g), k], packed
+// group by group) and b_of(g) a k x cols view. A column slice of c at a time in parallel; inside a slice
+// each group's B block is packed once, and when every group's rows ascend (pack_head_rows' order) the
+// rows of c are taken in blocks that stay in cache while each group adds into them. A row receives the
+// groups in ascending order either way.
+template <class T, class BlockOf>
+void add_into_scattered_rows(T* c, int64_t c_rows, int64_t cols, const T* a, int64_t k, const Groups& gr,
+                             BlockOf b_of) {
+  bool ascending = true;
+  for (int64_t g = 0; g < gr.count && ascending; ++g)
+    ascending = std::is_sorted(gr.index_of(g), gr.index_of(g) + gr.rows(g));
+  for_column_slices(cols, gr.begin(gr.count) * cols, [&](int64_t c0, int64_t c1) {
+    thread_local std::vector<PackedB<T>> packed;
+    packed.resize(size_t(std::max<int64_t>(gr.count, int64_t(packed.size()))));
+    for (int64_t g = 0; g < gr.count; ++g) {
+      const MatrixView<const T> b = b_of(g);
+      packed[size_t(g)].pack({b.base + c0 * b.col_stride, b.row_stride, b.col_stride}, k, c1 - c0);
+    }
+    const int64_t block = ascending ? std::max<int64_t>(1, kRowBlockBytes / int64_t((c1 - c0) * sizeof(T))) : c_rows;
+    for (int64_t t0 = 0; t0 < c_rows; t0 += block) {
+      for (int64_t g = 0; g < gr.count; ++g) {
+        const int64_t* index = gr.index_of(g);
+        const int64_t* end = index + gr.rows(g);
+        const int64_t lo = ascending ? std::lower_bound(index, end, t0) - index : 0;
+        const int64_t hi = ascending ? std::lower_bound(index + lo, end, t0 + block) - index : gr.rows(g);
+        indexed_gemm<T>(hi - lo, {a + (gr.begin(g) + lo) * k, k}, packed[size_t(g)], {c + c0, cols, 1, index + lo},
+                        true);
+      }
+    }
+  });
 }
 
 }  // namespace
@@ -99,13 +135,8 @@ void gather_linear_backward(const Tensor& grad_x, const Tensor& grad_w, const Te
     }
     // grad_x[index_g] += grad_out_g @ w_g, a column slice at a time.
     fill(grad_x, 0.0);
-    for_column_slices(din, index.numel() * din, [&](int64_t c0, int64_t c1) {
-      for (int64_t g = 0; g < gr.count; ++g) {
-        const MatrixView<const T> wg = block<T>(w, g);
-        indexed_gemm<T>(gr.rows(g), c1 - c0, dout, {go + gr.begin(g) * dout, dout}, {wg.base + c0, wg.row_stride},
-                        {grad_x.data<T>() + c0, din, 1, gr.index_of(g)}, true);
-      }
-    });
+    add_into_scattered_rows<T>(grad_x.data<T>(), grad_x.size(0), din, go, dout, gr,
+                               [&](int64_t g) { return block<T>(w, g); });
   });
 }
 
@@ -116,14 +147,8 @@ void scatter_linear(const Tensor& out, const Tensor& src, const Tensor& index, c
   dispatch_floating(src.dtype(), "scatter_linear", [&]<class T>() {
     // out[index_g] += src_g @ w_g^T, a column slice of out at a time.
     fill(out, 0.0);
-    for_column_slices(dout, index.numel() * dout, [&](int64_t c0, int64_t c1) {
-      for (int64_t g = 0; g < gr.count; ++g) {
-        const MatrixView<const T> wt = block_transposed<T>(w, g);
-        indexed_gemm<T>(gr.rows(g), c1 - c0, din, {src.data<T>() + gr.begin(g) * din, din},
-                        {wt.base + c0 * wt.col_stride, 1, wt.col_stride}, {out.data<T>() + c0, dout, 1, gr.index_of(g)},
-                        true);
-      }
-    });
+    add_into_scattered_rows<T>(out.data<T>(), out.size(0), dout, src.data<T>(), din, gr,
+                               [&](int64_t g) { return block_transposed<T>(w, g); });
   });
 }
 

@@ -146,6 +146,60 @@ TEST(GroupedLinear, SameBitsOnOneAndTwoThreads) {
   for (size_t t = 0; t < one.size(); ++t) EXPECT_EQ(one[t], two[t]) << "output " << t;
 }
 
+// With every group's rows ascending, the adds into shared rows take the tokens in blocks that stay in
+// cache; each row still receives the groups in order, so the result has the bits of the same rows in
+// descending order (one block), and matches the naive sums. 3300 float64 tokens in 16-wide column
+// slices cross three blocks.
+TEST(GroupedLinear, RowBlocksGiveTheBitsOfOneBlock) {
+  Generator gen(4);
+  const int64_t N = 3300, D = 5, Dcols = 16, G = 4;
+  std::vector<int64_t> ascending, descending, off{0};
+  for (int64_t g = 0; g < G; ++g) {
+    std::vector<int64_t> rows;
+    for (int64_t t = 0; t < N; ++t)
+      if ((t + g) % 4 != 0) rows.push_back(t);  // each token in 3 of the 4 groups
+    ascending.insert(ascending.end(), rows.begin(), rows.end());
+    descending.insert(descending.end(), rows.rbegin(), rows.rend());
+    off.push_back(int64_t(ascending.size()));
+  }
+  const int64_t R = int64_t(ascending.size());
+  // Row r of the descending order is row flip[r] of the ascending one.
+  std::vector<int64_t> flip(static_cast<size_t>(R));
+  for (int64_t g = 0; g < G; ++g)
+    for (int64_t r = off[size_t(g)]; r < off[size_t(g + 1)]; ++r)
+      flip[size_t(r)] = off[size_t(g)] + off[size_t(g + 1)] - 1 - r;
+  const Tensor offsets = from_vector(off, {G + 1}), up = from_vector(ascending, {R}),
+               down = from_vector(descending, {R}), to_down = from_vector(flip, {R});
+  const Tensor src = normal({R, D}, 0, 1, gen, DType::Float64);
+  const Tensor w_out = normal({G, Dcols, D}, 0, 1, gen, DType::Float64);  // scatter: [G, Dout, Din]
+  const Tensor w_in = normal({G, D, Dcols}, 0, 1, gen, DType::Float64);   // gather: [G, Dout, Din]
+  const Tensor x = normal({N, Dcols}, 0, 1, gen, DType::Float64);
+
+  const Tensor out = scatter_linear(src, up, offsets, w_out, N);
+  const Tensor src_down = index_select(src, 0, to_down);
+  EXPECT_EQ(out.to_vector<double>(), scatter_linear(src_down, down, offsets, w_out, N).to_vector<double>());
+  const Tensor grad_x = gather_linear_backward(src, x, up, offsets, w_in, false).grad_input;
+  EXPECT_EQ(grad_x.to_vector<double>(),
+            gather_linear_backward(src_down, x, down, offsets, w_in, false).grad_input.to_vector<double>());
+
+  auto sv = src.to_vector<double>(), wo = w_out.to_vector<double>(), wi = w_in.to_vector<double>();
+  std::vector<double> want_out(size_t(N * Dcols), 0), want_gx(size_t(N * Dcols), 0);
+  for (int64_t g = 0; g < G; ++g)
+    for (int64_t r = off[size_t(g)]; r < off[size_t(g + 1)]; ++r) {
+      const int64_t t = ascending[size_t(r)];
+      for (int64_t j = 0; j < Dcols; ++j)
+        for (int64_t i = 0; i < D; ++i) {
+          want_out[size_t(t * Dcols + j)] += sv[size_t(r * D + i)] * wo[size_t((g * Dcols + j) * D + i)];
+          want_gx[size_t(t * Dcols + j)] += sv[size_t(r * D + i)] * wi[size_t((g * D + i) * Dcols + j)];
+        }
+    }
+  auto ov = out.to_vector<double>(), gv = grad_x.to_vector<double>();
+  for (size_t i = 0; i < want_out.size(); ++i) {
+    ASSERT_NEAR(ov[i], want_out[i], 1e-12) << i;
+    ASSERT_NEAR(gv[i], want_gx[i], 1e-12) << i;
+  }
+}
+
 TEST(GroupedLinear, RejectsInconsistentGroupsAndIndices) {
   Routing r = routing();
   Tensor x = zeros({7, 5}), w = zeros({3, 4, 5});
