@@ -160,14 +160,21 @@ bool row_pointers(const MatrixView<T>& c, int64_t i0, int64_t count, T** out) {
   return true;
 }
 
-// One register tile of C at rows [i0, i0 + rows), columns [j0, j0 + cols): straight from and into C's
-// rows (c_rows, from row_pointers) when the tile is whole, else through a local tile.
+// One register tile of C at rows [i0, i0 + rows), columns [j0, j0 + cols). With c_rows (from row_pointers)
+// and whole columns it works straight from and into C's rows, a short tile's missing rows in `spare` (a
+// zeroed MR x NR scratch whose values are never stored to C); otherwise through a local tile.
 template <class T, class ASource>
-void update_tile(const MatrixView<T>& c, T* const* c_rows, int64_t i0, int64_t rows, int64_t j0, int64_t cols,
-                 bool load_c, int64_t kc, ASource a, const T* b) {
+void update_tile(const MatrixView<T>& c, T* const* c_rows, T* spare, int64_t i0, int64_t rows, int64_t j0,
+                 int64_t cols, bool load_c, int64_t kc, ASource a, const T* b) {
   constexpr int64_t NR = kNr<T>;
-  if (c_rows && rows == kMr && cols == NR) {
-    micro_kernel<T>(kc, a, b, c_rows, j0, load_c);
+  if (c_rows && cols == NR) {
+    if (rows == kMr) {
+      micro_kernel<T>(kc, a, b, c_rows, j0, load_c);
+      return;
+    }
+    T* out[kMr];
+    for (int64_t i = 0; i < kMr; ++i) out[i] = i < rows ? c_rows[i] + j0 : spare + i * NR;
+    micro_kernel<T>(kc, a, b, out, 0, load_c);
     return;
   }
   alignas(32) T local[kMr * NR] = {};
@@ -188,6 +195,7 @@ template <class T>
 void multiply_rows(const MatrixView<const T>& a, int64_t m, int64_t p0, int64_t kc, const T* packed,
                    const MatrixView<T>& c, int64_t j0, int64_t nc, bool load_c) {
   constexpr int64_t NR = kNr<T>;
+  alignas(32) T spare[kMr * NR] = {};
   for (int64_t i0 = 0; i0 < m; i0 += kMr) {
     const int64_t rows = std::min(kMr, m - i0);
     const T* a_rows[kMr];
@@ -197,7 +205,7 @@ void multiply_rows(const MatrixView<const T>& a, int64_t m, int64_t p0, int64_t 
     T* c_rows[kMr];
     const bool in_place = row_pointers(c, i0, rows, c_rows);
     for (int64_t jt = 0; jt * NR < nc; ++jt)
-      update_tile(c, in_place ? c_rows : nullptr, i0, rows, j0 + jt * NR, std::min(NR, nc - jt * NR), load_c, kc,
+      update_tile(c, in_place ? c_rows : nullptr, spare, i0, rows, j0 + jt * NR, std::min(NR, nc - jt * NR), load_c, kc,
                   RowsA<T>{a_rows}, packed + jt * kc * NR);
   }
 }
@@ -218,6 +226,7 @@ void indexed_gemm(int64_t m, int64_t n, int64_t k, MatrixView<const T> a, Matrix
     return;
   }
   thread_local std::vector<T> packed_a, packed_b;
+  alignas(32) T spare[kMr * NR] = {};
   packed_a.resize(size_t(kMc / kMr * a_panel_stride<T>(kKc)));
   packed_b.resize(size_t((kNc + NR) * kKc));
   for (int64_t j0 = 0; j0 < n; j0 += kNc) {
@@ -237,7 +246,7 @@ void indexed_gemm(int64_t m, int64_t n, int64_t k, MatrixView<const T> a, Matrix
         const bool in_place = row_pointers(c, i0, mc, c_rows);
         for (int64_t jt = 0; jt * NR < nc; ++jt)
           for (int64_t it = 0; it * kMr < mc; ++it)
-            update_tile(c, in_place ? c_rows + it * kMr : nullptr, i0 + it * kMr, std::min(kMr, mc - it * kMr),
+            update_tile(c, in_place ? c_rows + it * kMr : nullptr, spare, i0 + it * kMr, std::min(kMr, mc - it * kMr),
                         j0 + jt * NR, std::min(NR, nc - jt * NR), load_c, kc,
                         PackedA<T>{packed_a.data() + it * a_panel_stride<T>(kc)}, packed_b.data() + jt * kc * NR);
       }
