@@ -4,6 +4,8 @@
 // runs MoHAttention (--shared heads always on, top --topk of the rest routed, sparse execution; the
 // defaults are those of configs/vit/fmnist_moh.yaml) and the step adds 0.01 * the mean balance loss,
 // as the trainer does.
+// --projections picks how the sparse execution computes the routed heads' query and output projections
+// (MoHProjections; auto by default).
 // --shared/--topk take one value for every block or a comma list with one per block (8,2,2,2,2,2).
 // --attention-share also times every block's attention alone (forward + backward on [batch, tokens, dim]
 // inputs, summed over blocks) and reports its share of the median training step.
@@ -13,7 +15,8 @@
 // (autograd/profile.h: routing, projections, attention, row moves; the MLP, norms, loss and optimizer are
 // "rest") and prints the median ms of each.
 // Usage: moh_bench_vit_train [--preset tiny] [--steps 30] [--warmup 5] [--batch 128] [--threads T]
-//                            [--moh] [--shared 2] [--topk 4] [--dense] [--attention-share] [--profile]
+//                            [--moh] [--shared 2] [--topk 4] [--dense] [--projections auto|gathered|dense]
+//                            [--attention-share] [--profile]
 //                            [--config-only]
 #include <algorithm>
 #include <chrono>
@@ -46,6 +49,7 @@ struct Args {
   int64_t steps = 30, warmup = 5, batch = 128, threads = 0;  // threads 0: OMP_NUM_THREADS / default
   bool moh = false, dense = false, config_only = false, attention_share = false, profile = false;
   std::vector<int64_t> shared{2}, topk{4};
+  std::string projections = "auto";  // MoHProjections of the sparse execution
 };
 
 // "2" or "8,2,2": non-negative integers separated by commas.
@@ -89,6 +93,7 @@ Args parse(int argc, char** argv) {
     else if (arg == "--topk") a.topk = int_list(arg, value());
     else if (arg == "--attention-share") a.attention_share = true;
     else if (arg == "--dense") a.dense = true;
+    else if (arg == "--projections") a.projections = value();
     else if (arg == "--profile") a.profile = true;
     else if (arg == "--config-only") a.config_only = true;
     else MOH_FAIL("moh_bench_vit_train: unknown argument '", arg, "' (usage: bench/vit_train/main.cpp)");
@@ -105,6 +110,11 @@ VitOptions model_options(const Args& a) {
     o.attention.shared_heads = a.shared;
     o.attention.routed_topk = a.topk;
     o.attention.execution = a.dense ? MoHExecution::Dense : MoHExecution::Sparse;
+    MOH_CHECK(a.projections == "auto" || a.projections == "gathered" || a.projections == "dense",
+              "moh_bench_vit_train: --projections takes auto, gathered or dense, got '", a.projections, "'");
+    o.attention.projections = a.projections == "gathered" ? MoHProjections::Gathered
+                              : a.projections == "dense"  ? MoHProjections::Dense
+                                                          : MoHProjections::Auto;
   }
   return o;
 }
