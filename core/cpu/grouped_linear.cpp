@@ -68,8 +68,7 @@ void add_into_scattered_rows(T* c, int64_t c_rows, int64_t cols, const T* a, int
   for (int64_t g = 0; g < gr.count && ascending; ++g)
     ascending = std::is_sorted(gr.index_of(g), gr.index_of(g) + gr.rows(g));
   for_column_slices(cols, gr.begin(gr.count) * cols, [&](int64_t c0, int64_t c1) {
-    thread_local std::vector<PackedB<T>> packed;
-    packed.resize(size_t(std::max<int64_t>(gr.count, int64_t(packed.size()))));
+    std::vector<PackedB<T>> packed(static_cast<size_t>(gr.count));
     for (int64_t g = 0; g < gr.count; ++g) {
       const MatrixView<const T> b = b_of(g);
       packed[size_t(g)].pack({b.base + c0 * b.col_stride, b.row_stride, b.col_stride}, k, c1 - c0);

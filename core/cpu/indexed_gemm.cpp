@@ -2,8 +2,9 @@
 // slice of k, B's slice is packed into NR-wide micro-panels (zero past column n). A by rows is read
 // in place, MR gathered rows at a time; a transposed A is packed in MC-row blocks, each k's
 // neighbouring elements in one sweep. Every MR x NR register tile of C is loaded (rows through C's
-// index), has the slice's products added in ascending k, and is stored; edge tiles go through a
-// local tile. Rows read through an index are software-prefetched a few rows (or one MR slice) ahead.
+// index), has the slice's products added in ascending k, and is stored; a tile short of rows keeps its
+// missing rows in a spare tile, one short of columns (or of a C with strided columns) goes through a local
+// tile. Rows read through an index are software-prefetched a few rows (or one MR slice) ahead.
 // A PackedB holds a whole k x n (n <= NC) block packed the same way, for callers that multiply one weight
 // block against several row ranges; the products are the same as with the block packed in the call.
 // Vectors are core/cpu/simd_vec.h's (32 bytes: AVX2 registers on x86-64-v3). The build contracts
@@ -161,8 +162,8 @@ bool row_pointers(const MatrixView<T>& c, int64_t i0, int64_t count, T** out) {
 }
 
 // One register tile of C at rows [i0, i0 + rows), columns [j0, j0 + cols). With c_rows (from row_pointers)
-// and whole columns it works straight from and into C's rows, a short tile's missing rows in `spare` (a
-// zeroed MR x NR scratch whose values are never stored to C); otherwise through a local tile.
+// and whole columns it works straight from and into C's rows, a short tile's missing rows in `spare` (an
+// MR x NR scratch, zero at first, whose values never reach C); otherwise through a local tile.
 template <class T, class ASource>
 void update_tile(const MatrixView<T>& c, T* const* c_rows, T* spare, int64_t i0, int64_t rows, int64_t j0,
                  int64_t cols, bool load_c, int64_t kc, ASource a, const T* b) {
