@@ -211,6 +211,17 @@ void multiply_rows(const MatrixView<const T>& a, int64_t m, int64_t p0, int64_t 
   }
 }
 
+// True when C has no elements or k is 0 (C then zeroed unless accumulating): nothing left to multiply.
+template <class T>
+bool no_products(int64_t m, int64_t n, int64_t k, const MatrixView<T>& c, bool accumulate) {
+  if (m == 0 || n == 0) return true;
+  if (k > 0) return false;
+  if (!accumulate)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) c.at(i, j) = T(0);
+  return true;
+}
+
 }  // namespace
 
 template <class T>
@@ -219,13 +230,7 @@ void indexed_gemm(int64_t m, int64_t n, int64_t k, MatrixView<const T> a, Matrix
   constexpr int64_t NR = kNr<T>;
   const bool a_by_rows = a.col_stride == 1 && !a.col_index, a_by_columns = a.row_stride == 1 && !a.row_index;
   MOH_CHECK(a_by_rows || a_by_columns, "indexed_gemm: A must have unit stride along k (rows) or i (columns)");
-  if (m == 0 || n == 0) return;
-  if (k == 0) {
-    if (!accumulate)
-      for (int64_t i = 0; i < m; ++i)
-        for (int64_t j = 0; j < n; ++j) c.at(i, j) = T(0);
-    return;
-  }
+  if (no_products(m, n, k, c, accumulate)) return;
   thread_local std::vector<T> packed_a, packed_b;
   alignas(32) T spare[kMr * NR] = {};
   packed_a.resize(size_t(kMc / kMr * a_panel_stride<T>(kKc)));
@@ -270,13 +275,7 @@ template <class T>
 void indexed_gemm(int64_t m, MatrixView<const T> a, const PackedB<T>& b, MatrixView<T> c, bool accumulate) {
   MOH_CHECK(a.col_stride == 1 && !a.col_index, "indexed_gemm: with a packed B, A must be read by rows");
   const int64_t k = b.k(), n = b.n(), width = (n + kNr<T> - 1) / kNr<T> * kNr<T>;
-  if (m == 0 || n == 0) return;
-  if (k == 0) {
-    if (!accumulate)
-      for (int64_t i = 0; i < m; ++i)
-        for (int64_t j = 0; j < n; ++j) c.at(i, j) = T(0);
-    return;
-  }
+  if (no_products(m, n, k, c, accumulate)) return;
   for (int64_t p0 = 0; p0 < k; p0 += kKc)
     multiply_rows(a, m, p0, std::min(kKc, k - p0), b.data() + p0 * width, c, 0, n, accumulate || p0 > 0);
 }
