@@ -114,7 +114,7 @@ TEST_P(AttentionDense, MatchesNaiveForwardAndBackward) {
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, AttentionDense,
-    ::testing::Values(Case{2, 3, 70, 70, 8, 8, false, DType::Float32},    // crosses the 64-row query block
+    ::testing::Values(Case{2, 3, 140, 140, 8, 8, false, DType::Float32},  // crosses the 128-row query block
                       Case{1, 2, 70, 150, 16, 4, false, DType::Float32},  // crosses the 128-key block, Dv != D
                       Case{2, 2, 130, 130, 8, 8, true, DType::Float32},   // causal, several blocks
                       Case{1, 1, 5, 140, 4, 4, true, DType::Float64},     // causal, Tq < Tk (decode-like)
@@ -159,7 +159,7 @@ TEST(Attention, FiniteDifferencesConfirmTheReferenceGradient) {
 }
 
 TEST(AttentionPacked, SelectedRowsMatchDenseRowsAndGradients) {
-  const int64_t B = 2, H = 3, T = 75, D = 8;
+  const int64_t B = 2, H = 3, T = 140, D = 8;  // the group that keeps every row crosses the 128-row query block
   for (bool causal : {false, true}) {
     Generator gen(21);
     Tensor q = normal({B, H, T, D}, 0, 1, gen, DType::Float64), k = normal({B, H, T, D}, 0, 1, gen, DType::Float64);
