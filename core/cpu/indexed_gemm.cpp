@@ -211,6 +211,12 @@ void multiply_rows(const MatrixView<const T>& a, int64_t m, int64_t p0, int64_t 
   }
 }
 
+// Elements per packed row of B's n columns: whole NR-wide micro-panels (PackedB's layout, [kc][NR] per panel).
+template <class T>
+int64_t packed_width(int64_t n) {
+  return (n + kNr<T> - 1) / kNr<T> * kNr<T>;
+}
+
 // True when C has no elements or k is 0 (C then zeroed unless accumulating): nothing left to multiply.
 template <class T>
 bool no_products(int64_t m, int64_t n, int64_t k, const MatrixView<T>& c, bool accumulate) {
@@ -266,18 +272,18 @@ void PackedB<T>::pack(MatrixView<const T> b, int64_t k, int64_t n) {
             kPackedBWidth, " columns)");
   k_ = k;
   n_ = n;
-  const int64_t width = (n + kNr<T> - 1) / kNr<T> * kNr<T>;
-  data_.resize(size_t(k * width));
-  for (int64_t p0 = 0; p0 < k; p0 += kKc) pack_b(b, n, p0, std::min(kKc, k - p0), 0, n, data_.data() + p0 * width);
+  data_.resize(size_t(k * packed_width<T>(n)));
+  for (int64_t p0 = 0; p0 < k; p0 += kKc)
+    pack_b(b, n, p0, std::min(kKc, k - p0), 0, n, data_.data() + p0 * packed_width<T>(n));
 }
 
 template <class T>
 void indexed_gemm(int64_t m, MatrixView<const T> a, const PackedB<T>& b, MatrixView<T> c, bool accumulate) {
   MOH_CHECK(a.col_stride == 1 && !a.col_index, "indexed_gemm: with a packed B, A must be read by rows");
-  const int64_t k = b.k(), n = b.n(), width = (n + kNr<T> - 1) / kNr<T> * kNr<T>;
+  const int64_t k = b.k(), n = b.n();
   if (no_products(m, n, k, c, accumulate)) return;
   for (int64_t p0 = 0; p0 < k; p0 += kKc)
-    multiply_rows(a, m, p0, std::min(kKc, k - p0), b.data() + p0 * width, c, 0, n, accumulate || p0 > 0);
+    multiply_rows(a, m, p0, std::min(kKc, k - p0), b.data() + p0 * packed_width<T>(n), c, 0, n, accumulate || p0 > 0);
 }
 
 template void indexed_gemm<float>(int64_t, int64_t, int64_t, MatrixView<const float>, MatrixView<const float>,
