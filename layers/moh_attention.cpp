@@ -60,6 +60,13 @@ constexpr double kGatheredShare = 0.5;       // any head size
 constexpr double kGatheredShareWide = 0.75;  // heads of at least kWideHeadDim
 constexpr int64_t kWideHeadDim = 64;
 
+std::optional<MoHProjections> moh_projections_from_name(const std::string& name) {
+  if (name == "auto") return MoHProjections::Auto;
+  if (name == "gathered") return MoHProjections::Gathered;
+  if (name == "dense") return MoHProjections::Dense;
+  return std::nullopt;
+}
+
 bool MoHAttention::gathered_projections() const {
   if (moh_.router == MoHRouter::QueryNorm) return false;  // it projects every query to score the heads
   switch (moh_.projections) {

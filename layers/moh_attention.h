@@ -11,6 +11,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -36,6 +37,8 @@ enum class MoHRouter { Learned, QueryNorm };
 // The query-norm router always projects densely (it scores every head's query).
 // Both give the same values; the attention core is sparse either way.
 enum class MoHProjections { Auto, Gathered, Dense };
+// "auto", "gathered" or "dense" (the config's model.moh_projections); none for any other name.
+std::optional<MoHProjections> moh_projections_from_name(const std::string& name);
 
 struct MoHOptions {
   int64_t shared_heads = 0;  // hs, heads [0, hs) always on

@@ -52,10 +52,7 @@ AttentionSpec attention_spec_from_config(const Config& cfg, int64_t depth, int64
   }
   if (moh) spec.shared_heads = shared, spec.routed_topk = topk;
   spec.execution = cfg.get_string("model.moh_execution") == "dense" ? MoHExecution::Dense : MoHExecution::Sparse;
-  const std::string projections = cfg.get_string("model.moh_projections");
-  spec.projections = projections == "gathered" ? MoHProjections::Gathered
-                     : projections == "dense"  ? MoHProjections::Dense
-                                               : MoHProjections::Auto;
+  spec.projections = *moh_projections_from_name(cfg.get_string("model.moh_projections"));  // an Enum key
   spec.router = cfg.get_string("model.moh_router") == "query_norm" ? MoHRouter::QueryNorm : MoHRouter::Learned;
   try {
     spec.validate(depth, heads);

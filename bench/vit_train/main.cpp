@@ -110,11 +110,10 @@ VitOptions model_options(const Args& a) {
     o.attention.shared_heads = a.shared;
     o.attention.routed_topk = a.topk;
     o.attention.execution = a.dense ? MoHExecution::Dense : MoHExecution::Sparse;
-    MOH_CHECK(a.projections == "auto" || a.projections == "gathered" || a.projections == "dense",
-              "moh_bench_vit_train: --projections takes auto, gathered or dense, got '", a.projections, "'");
-    o.attention.projections = a.projections == "gathered" ? MoHProjections::Gathered
-                              : a.projections == "dense"  ? MoHProjections::Dense
-                                                          : MoHProjections::Auto;
+    const std::optional<MoHProjections> projections = moh_projections_from_name(a.projections);
+    MOH_CHECK(projections, "moh_bench_vit_train: --projections takes auto, gathered or dense, got '", a.projections,
+              "'");
+    o.attention.projections = *projections;
   }
   return o;
 }
