@@ -56,24 +56,40 @@ void for_each_run(const StridedIter<N>& it, std::array<char*, N> base, std::arra
   std::array<int64_t, N> inner_stride;
   for (int k = 0; k < N; ++k) inner_stride[k] = it.strides[k].back() * elem_size[k];
 
+  // Rows [begin, end): `begin` decomposed into an outer multi-index once; then the second-innermost dim
+  // steps every pointer by its stride and the others carry like an odometer, adding their byte strides.
   auto run_rows = [&](int64_t begin, int64_t end) {
-    // Decompose `begin` into an outer multi-index once, then increment it like an odometer.
-    std::vector<int64_t> idx(size_t(nd > 1 ? nd - 1 : 0), 0);
+    const int64_t outer_dims = nd > 1 ? nd - 1 : 0;
+    std::vector<int64_t> idx(size_t(outer_dims), 0);
+    std::array<char*, N> ptrs = base;
     int64_t rem = begin;
-    for (int64_t d = nd - 2; d >= 0; --d) {
+    for (int64_t d = outer_dims - 1; d >= 0; --d) {
       idx[size_t(d)] = rem % it.shape[size_t(d)];
       rem /= it.shape[size_t(d)];
+      for (int k = 0; k < N; ++k) ptrs[k] += idx[size_t(d)] * it.strides[k][size_t(d)] * elem_size[k];
     }
-    for (int64_t row = begin; row < end; ++row) {
-      std::array<char*, N> ptrs;
-      for (int k = 0; k < N; ++k) {
-        int64_t off = 0;
-        for (int64_t d = 0; d < nd - 1; ++d) off += idx[size_t(d)] * it.strides[k][size_t(d)];
-        ptrs[k] = base[k] + off * elem_size[k];
+    const int64_t last = outer_dims - 1;  // the dim stepped fastest (none when the tensor is one run)
+    const int64_t last_size = last >= 0 ? it.shape[size_t(last)] : 1;
+    std::array<int64_t, N> step{};
+    if (last >= 0)
+      for (int k = 0; k < N; ++k) step[k] = it.strides[k][size_t(last)] * elem_size[k];
+    for (int64_t row = begin; row < end;) {
+      // The rest of the current line of the second-innermost dim, then one carry into the dims above it.
+      const int64_t line = std::min(end - row, last_size - (last >= 0 ? idx[size_t(last)] : 0));
+      for (int64_t r = 0; r < line; ++r) {
+        kernel(ptrs, inner_stride, inner);
+        for (int k = 0; k < N; ++k) ptrs[k] += step[k];
       }
-      kernel(ptrs, inner_stride, inner);
-      for (int64_t d = nd - 2; d >= 0; --d) {
-        if (++idx[size_t(d)] < it.shape[size_t(d)]) break;
+      row += line;
+      if (row == end || last < 0) break;
+      for (int k = 0; k < N; ++k) ptrs[k] -= last_size * step[k];
+      idx[size_t(last)] = 0;
+      for (int64_t d = last - 1; d >= 0; --d) {
+        if (++idx[size_t(d)] < it.shape[size_t(d)]) {
+          for (int k = 0; k < N; ++k) ptrs[k] += it.strides[k][size_t(d)] * elem_size[k];
+          break;
+        }
+        for (int k = 0; k < N; ++k) ptrs[k] -= (it.shape[size_t(d)] - 1) * it.strides[k][size_t(d)] * elem_size[k];
         idx[size_t(d)] = 0;
       }
     }

@@ -102,6 +102,35 @@ TEST(TensorViews, CopyBroadcastsAndCasts) {
   EXPECT_THROW(dst.copy_(zeros({4})), Error);
 }
 
+// contiguous() of permuted and narrowed views, small and large enough to be split across threads (whose
+// chunks then start partway through a line of the second-innermost dim), against index arithmetic.
+TEST(TensorViews, StridedCopiesMatchIndexArithmetic) {
+  const Shape shape{5, 7, 33, 97};
+  const Tensor source = iota(shape);
+  for (const std::vector<int64_t>& order : std::vector<std::vector<int64_t>>{
+           {0, 2, 1, 3}, {3, 1, 0, 2}, {1, 0, 3, 2}, {2, 3, 0, 1}}) {
+    for (const int64_t first : {int64_t(1), shape[0]}) {  // one outer slice (serial) and all (threaded)
+      const Tensor view = source.narrow(0, 0, first).narrow(3, 3, 90).permute(order);
+      const Tensor copy = view.contiguous();
+      ASSERT_TRUE(copy.is_contiguous());
+      const float* got = copy.data<float>();
+      const Shape& s = view.shape();
+      int64_t flat = 0, wrong = 0;
+      for (int64_t a = 0; a < s[0]; ++a)
+        for (int64_t b = 0; b < s[1]; ++b)
+          for (int64_t c = 0; c < s[2]; ++c)
+            for (int64_t d = 0; d < s[3]; ++d, ++flat) {
+              const int64_t i[4] = {a, b, c, d};
+              int64_t at[4];
+              for (int k = 0; k < 4; ++k) at[order[size_t(k)]] = i[k];
+              const float want = float(((at[0] * shape[1] + at[1]) * shape[2] + at[2]) * shape[3] + at[3] + 3);
+              wrong += got[flat] != want;
+            }
+      EXPECT_EQ(wrong, 0) << "order " << order[0] << order[1] << order[2] << order[3] << ", first " << first;
+    }
+  }
+}
+
 TEST(TensorViews, AllDtypesRoundTripThroughDouble) {
   for (DType t : {DType::Float32, DType::Float64, DType::BFloat16, DType::Float16, DType::Int32, DType::Int64,
                   DType::UInt8}) {
