@@ -109,5 +109,28 @@ void BM_IndexAddRows(benchmark::State& state) {
 BENCHMARK(BM_IndexAddRows)->ArgNames({"rows", "cols", "backward_op"})->Args({8192, 16, 0})->Args({8192, 16, 1})
     ->Args({32768, 64, 0})->Args({32768, 64, 1})->Unit(benchmark::kMicrosecond)->UseRealTime();
 
+// Strided copies with short runs: contiguous() of the attention's [B, H, T, Dh] heads back to [B, T, H, Dh]
+// (the split of a fused projection's gradient does the same), and of a few columns of a wide row (the
+// router's logits cut from the fused projection). GB/s of the bytes read and written once.
+void BM_ContiguousHeads(benchmark::State& state) {
+  const int64_t batch = state.range(0), tokens = state.range(1), heads = state.range(2), dh = state.range(3);
+  Generator gen(0);
+  const Tensor x = normal({batch, heads, tokens, dh}, 0, 1, gen).permute({0, 2, 1, 3});
+  for (auto _ : state) benchmark::DoNotOptimize(x.contiguous());
+  bench::set_byte_counters(state, 2 * kF32 * double(x.numel()));
+}
+BENCHMARK(BM_ContiguousHeads)->ArgNames({"batch", "tokens", "heads", "dh"})->Args({32, 16, 8, 16})
+    ->Args({16, 256, 8, 16})->Args({4, 256, 32, 64})->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_ContiguousColumns(benchmark::State& state) {
+  const int64_t rows = state.range(0), width = state.range(1), cols = state.range(2);
+  Generator gen(0);
+  const Tensor x = normal({rows, width}, 0, 1, gen).narrow(1, width - cols, cols);
+  for (auto _ : state) benchmark::DoNotOptimize(x.contiguous());
+  bench::set_byte_counters(state, 2 * kF32 * double(x.numel()));
+}
+BENCHMARK(BM_ContiguousColumns)->ArgNames({"rows", "width", "cols"})->Args({512, 400, 10})->Args({4096, 400, 10})
+    ->Unit(benchmark::kMicrosecond)->UseRealTime();
+
 }  // namespace
 }  // namespace moh
