@@ -9,7 +9,8 @@
 
 namespace moh::cpu {
 
-constexpr int64_t kShortRun = 32;  // elements
+// Contiguous same-type runs up to this many elements copy in a loop; longer ones through memcpy.
+constexpr int64_t kShortRun = 32;
 
 void copy(const Tensor& dst, const Tensor& src) {
   MOH_CHECK(dst.shape() == src.shape(), "copy: shapes differ ", dst.shape(), " vs ", src.shape());
